@@ -1,0 +1,1 @@
+"""Vocabulary data (shipped lists), loaders, and builders for institution dictionaries."""
