@@ -72,6 +72,9 @@ class Note:
     leak: bool | None = None
     leak_findings: tuple[LeakFinding, ...] = ()
     error: NoteError | None = None
+    note_pseudonym: str | None = None
+    patient_pseudonym: str | None = None
+    metrics: Any | None = None
     stage_ms: tuple[tuple[str, float], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
