@@ -1,0 +1,35 @@
+# The two commands of the README: `make demo` and `make test`. Both set up .venv on first use.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: setup demo samples test lint bench clean
+
+setup: $(VENV)/.installed
+
+# torch first, from the local CPU wheel: a looser pin would pull several GB of CUDA packages.
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $@
+
+demo: setup
+	$(VENV)/bin/deidstream demo
+
+samples: setup
+	$(VENV)/bin/deidstream samples
+
+test: setup
+	$(VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check streams processors dictionaries schemas tests
+	$(VENV)/bin/mypy processors schemas
+
+bench: setup
+	$(VENV)/bin/deidstream bench --n 2000 --chars 1000 -o scripts/results/bench_detect.json
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
