@@ -80,6 +80,7 @@ class Relative(BaseModel):
 
     name: PersonName | None = None
     relationship: str | None = None
+    ids: tuple[str, ...] = ()
     phones: tuple[str, ...] = ()
     emails: tuple[str, ...] = ()
     addresses: tuple[Address, ...] = ()
