@@ -35,6 +35,11 @@ def validation_reason(exc: ValidationError) -> str:
     return "invalid note: " + "; ".join(parts[:5])
 
 
+def failure_reason(exc: DeidError) -> str:
+    """``str(exc)`` without its leading "[Exxx] ": the CLI prints ``InputFailure.code`` itself."""
+    return str(exc).removeprefix(f"[{exc.code}] ")
+
+
 def parse_json_note(raw: str | bytes) -> NoteIn:
     """Decode one JSON note. Raises schemas.errors.InputError with a PHI-free message."""
     from schemas.errors import InputError
@@ -63,7 +68,7 @@ def _iter_jsonl(path: Path) -> Iterator[NoteIn | InputFailure]:
             try:
                 yield parse_json_note(raw)
             except DeidError as exc:
-                yield InputFailure(f"{path.name}:{lineno}", exc.code, str(exc))
+                yield InputFailure(f"{path.name}:{lineno}", exc.code, failure_reason(exc))
 
 
 def _iter_hl7(path: Path) -> Iterator[NoteIn | InputFailure]:
@@ -72,13 +77,13 @@ def _iter_hl7(path: Path) -> Iterator[NoteIn | InputFailure]:
     try:
         messages = list(iter_hl7_file(path))
     except DeidError as exc:
-        yield InputFailure(path.name, exc.code, str(exc))
+        yield InputFailure(path.name, exc.code, failure_reason(exc))
         return
     for i, msg in enumerate(messages, start=1):
         try:
             yield parse_hl7(msg, note_id=f"{path.stem}-{i}" if len(messages) > 1 else path.stem)
         except DeidError as exc:
-            yield InputFailure(f"{path.name}#{i}", exc.code, str(exc))
+            yield InputFailure(f"{path.name}#{i}", exc.code, failure_reason(exc))
 
 
 def iter_inputs(path: Path) -> Iterator[NoteIn | InputFailure]:
