@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -102,13 +103,19 @@ class Processor(Protocol):
     def process_batch(self, notes: Sequence[Note]) -> list[Note]: ...
 
 
+def default_cache_dir() -> Path:
+    """``DEID_CACHE_DIR`` if set, else ``~/.cache/deidstream`` (derived vocabularies live here)."""
+    env = os.environ.get("DEID_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "deidstream"
+
+
 @dataclass(frozen=True)
 class BuildContext:
     """What processors may need at construction: the HMAC secret, a cache folder, and the whole config."""
 
     secret: bytes | None = None
     secret_is_default: bool = True
-    cache_dir: Path = field(default_factory=lambda: Path.home() / ".cache" / "deidstream")
+    cache_dir: Path = field(default_factory=lambda: default_cache_dir())
     config: PipelineConfig | None = None
 
 

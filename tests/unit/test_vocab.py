@@ -1,0 +1,113 @@
+"""dictionaries.vocab: derived vocabularies (real packages, cached once per test session)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from dictionaries import vocab
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    env = os.environ.get("DEID_CACHE_DIR")
+    folder = Path(env) if env else tmp_path_factory.getbasetemp() / "deid-cache"
+    vocab.set_cache_dir(folder)
+    vocab.load(folder)
+    return folder
+
+
+def test_when_loaded_then_cache_file_is_written_and_reloads_fast(cache: Path) -> None:
+    path = cache / f"vocab-{vocab.vocab_version()}.pkl"
+    assert path.is_file()
+    saved = dict(vocab._LOADED)
+    vocab._LOADED.clear()
+    try:
+        t0 = time.perf_counter()
+        b = vocab.load(cache)
+        assert time.perf_counter() - t0 < 3.0
+        assert b.version == vocab.vocab_version()
+    finally:
+        vocab._LOADED.clear()
+        vocab._LOADED.update(saved)
+
+
+def test_when_version_asked_then_it_is_a_stable_short_hash(cache: Path) -> None:
+    v = vocab.vocab_version()
+    assert len(v) == 16 and int(v, 16) >= 0
+    assert v == vocab.vocab_version()
+
+
+@pytest.mark.parametrize(
+    ("listing", "member"),
+    [
+        ("first", "Mary"), ("first", "Nevaeh"), ("surname", "Nguyen"), ("surname", "Kowalski"),
+        ("surname", "Obrien"), ("city", "Dothan"), ("city", "Boston"), ("city", "Bayamon"),
+        ("country", "France"), ("country", "Iran"),
+    ],
+)
+def test_when_list_is_built_then_it_holds_known_entries(cache: Path, listing: str, member: str) -> None:
+    lists = {
+        "first": vocab.first_names, "surname": vocab.surnames, "city": vocab.us_cities, "country": vocab.countries,
+    }
+    values = lists[listing]()
+    if listing == "city":  # geonames spells it "Bayamón"
+        values = tuple(v.replace("ó", "o") for v in values)
+    assert member in values
+
+
+def test_when_first_names_listed_then_most_frequent_first_and_title_case(cache: Path) -> None:
+    names = vocab.first_names()
+    assert set(names[:5]) >= {"James", "John"}
+    assert all(n[:1].isupper() for n in names[:1000])
+    assert "Unknown" not in names and "Baby" not in names  # SSA placeholders
+
+
+def test_when_cities_listed_then_most_populous_first(cache: Path) -> None:
+    recs = vocab.us_city_records()
+    assert recs[0].population >= recs[100].population >= recs[-1].population
+    assert recs[0].name == "New York City"
+
+
+def test_when_states_listed_then_names_and_codes(cache: Path) -> None:
+    states = dict(vocab.us_states())
+    assert states["Massachusetts"] == "MA" and states["District of Columbia"] == "DC"
+    assert len(states) == 52
+
+
+def test_when_hospitals_loaded_then_cms_rows_are_typed(cache: Path) -> None:
+    hs = vocab.hospitals()
+    assert len(hs) > 5000
+    first = hs[0]
+    assert first.name and first.city and len(first.state) == 2 and first.zip.isdigit()
+
+
+@pytest.mark.parametrize(
+    ("term", "common"),
+    [
+        ("Will", True), ("Green", True), ("Primary Care", True), ("General Hospital", True), ("may", True),
+        ("Kowalski", False), ("Nguyen", False), ("Sibley Memorial Hospital", False), ("", False),
+    ],
+)
+def test_when_term_checked_then_common_word_filter_decides(term: str, common: bool) -> None:
+    assert vocab.is_common_word(term, vocab.COMMON_WORD_ZIPF) is common
+
+
+@pytest.mark.parametrize(
+    ("term", "common"),
+    [
+        ("Will", True), ("May", True), ("Green", True), ("Primary Care", True),
+        ("John", False), ("Mary", False), ("St Mary's", False), ("Kowalski", False),
+    ],
+)
+def test_when_term_checked_name_aware_then_names_are_not_common(cache: Path, term: str, common: bool) -> None:
+    assert vocab.is_common_term(term) is common
+
+
+def test_when_zipf_asked_then_wordfreq_scale() -> None:
+    assert vocab.zipf("the") > 7.0
+    assert vocab.zipf("kowalski") < 3.5
+    assert vocab.zipf("qzxjvv") == 0.0
