@@ -158,7 +158,10 @@ class Versions(BaseModel):
 
 
 class DeidentifiedNote(BaseModel):
-    """Value of ``notes.deid``: the clean note. Carries no original text and no original ids."""
+    """Value of ``notes.deid``: the clean note. Carries no original text and no original ids.
+
+    ``spans`` are offsets into THIS (de-identified) ``text``: where each tag or surrogate landed, so
+    no offsets or lengths of the original identifiers are published."""
 
     model_config = _FROZEN
 

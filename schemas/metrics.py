@@ -1,0 +1,86 @@
+"""Per-note quality metrics (value of ``notes.metrics``; ``"metrics"`` in ``deidstream deid`` output).
+
+Numbers, counts and labels only: never note text, identifiers or note ids (DESIGN.md §5, §8).
+Percent metrics (ALID, LR, LRDI, LRQI, JSC, NSDCG) are on 0-100 as in Pissarra et al.; shares
+(retention, CIRE) are on 0-1. ``None`` means undefined for this note (nothing to measure).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.models import Versions
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+
+class RecallProxy(BaseModel):
+    """Recall without gold, over the identifiers KNOWN to be in the original (Pissarra et al.)."""
+
+    model_config = _FROZEN
+
+    threshold: float = Field(ge=0.0, le=1.0, description="t of LR@t: an entity counts as removed when LSI < t")
+    known: int = Field(ge=0, description="known identifiers evaluated")
+    skipped: int = Field(default=0, ge=0, description="known identifiers too short to score (initials)")
+    direct: int = Field(ge=0, description="of which direct identifiers")
+    quasi: int = Field(ge=0, description="of which quasi-identifiers")
+    removed: int = Field(ge=0, description="known identifiers with LSI < t")
+    verbatim: int = Field(ge=0, description="known identifiers still present verbatim in the aligned output")
+    lsi_mean: float | None = Field(default=None, ge=0.0, le=1.0, description="mean LSI (0-1)")
+    alid: float | None = Field(default=None, ge=0.0, le=100.0, description="(1 - mean LSI) * 100")
+    lr: float | None = Field(default=None, ge=0.0, le=100.0, description="LR@t: 100 * share with LSI < t")
+    lrdi: float | None = Field(default=None, ge=0.0, le=100.0,
+                               description="LRDI@t: 100 if every direct identifier has LSI < t, else 0")
+    lrqi: float | None = Field(default=None, ge=0.0, le=100.0, description="LR@t over quasi-identifiers")
+    known_by_label: dict[str, int] = Field(default_factory=dict)
+    removed_by_label: dict[str, int] = Field(default_factory=dict)
+
+
+class ClinicalRetention(BaseModel):
+    """Clinical information retention (CIR) between the original and the de-identified note."""
+
+    model_config = _FROZEN
+
+    classifier: str = Field(description="clinical classifier behind JSC / NSDCG")
+    jsc_threshold: float = Field(ge=0.0, le=1.0)
+    nsdcg_k: int = Field(ge=1)
+    classes: int = Field(ge=0, description="classes with probability > jsc_threshold in the original")
+    jsc: float | None = Field(default=None, ge=0.0, le=100.0, description="JSC@thb, 0-100")
+    nsdcg: float | None = Field(default=None, ge=0.0, le=100.0, description="NSDCG@K, 0-100")
+    medical_terms: int = Field(ge=0, description="medical-dictionary terms in the original")
+    medical_terms_kept: int = Field(ge=0)
+    medical_term_retention: float | None = Field(default=None, ge=0.0, le=1.0)
+    numbers: int = Field(ge=0, description="clinical numbers in the original (identifier numbers excluded)")
+    numbers_kept: int = Field(ge=0)
+    number_retention: float | None = Field(default=None, ge=0.0, le=1.0)
+    chunk_tokens: int = Field(ge=1)
+    chunks: int = Field(ge=0)
+    chunks_changed: int = Field(ge=0)
+    chunks_clinical: int = Field(ge=0, description="changed chunks judged clinically relevant")
+    cire: float | None = Field(default=None, ge=0.0, le=1.0,
+                               description="share of chunks unchanged in clinical meaning")
+    cire_judge: str = Field(description="rules, or the name of the LLM judge")
+
+
+class NoteMetrics(BaseModel):
+    """Everything measured about one processed note; no text, no identifiers."""
+
+    model_config = _FROZEN
+
+    metrics_version: str = "1"
+    note_pseudonym: str | None = None
+    patient_pseudonym: str | None = None
+    chars: int = Field(ge=0)
+    spans: int = Field(ge=0)
+    dropped: int = Field(ge=0)
+    spans_by_label: dict[str, int] = Field(default_factory=dict)
+    spans_by_source: dict[str, int] = Field(default_factory=dict)
+    dropped_by_source: dict[str, int] = Field(default_factory=dict)
+    leak: bool | None = None
+    leak_findings: int = Field(default=0, ge=0)
+    leak_findings_by_label: dict[str, int] = Field(default_factory=dict)
+    recall: RecallProxy | None = None
+    retention: ClinicalRetention | None = None
+    stage_ms: dict[str, float] = Field(default_factory=dict, description="per-stage latency, ms per note")
+    total_ms: float = Field(default=0.0, ge=0.0)
+    versions: Versions
