@@ -1,0 +1,297 @@
+"""Medical-term recovery: un-tag candidate spans that are medical terms (DESIGN.md §3).
+
+A candidate span is moved to ``note.dropped`` when medical matches in the ORIGINAL text cover it
+(up to trivial punctuation or a possessive): a vocabulary term ("Bruce" in "Bruce protocol",
+"Lasix", "NAD", "St. Jude valve") or well-formed medical syntax ("8/9" in "Apgar score 8/9",
+"7578395" in "g.7578395G>C", "0630" in "meds at 0630"). Ambiguous terms (also person names or
+places: "Allegra", "Foley", "CT") count only with medical context next to them ("Allegra 180 mg",
+"started on Allegra", "Foley catheter").
+
+Never dropped: spans from a protected source (``span.source`` may be ``"a+b"`` after merges),
+spans with an identifier shape (phone, email, URL, IP, SSN, ZIP), spans preceded by a title or
+followed by a credential ("Dr. Parkinson", "Foley, RN"), and spans that repeat the message's own
+identifiers (patient, relatives, providers) when ``protect_message_identifiers`` is on.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dictionaries.medical import (
+    MAX_CHARS,
+    MedicalMatch,
+    MedicalVocabulary,
+    gene_spans,
+    medical_syntax_spans,
+    medical_vocabulary,
+)
+from processors.base import BuildContext, Note, register
+from schemas.labels import Label, Subtype
+from schemas.models import NoteIn, PersonName, Span
+
+logger = logging.getLogger(__name__)
+
+#: Identifier shapes that are never un-tagged, whatever surrounds them.
+_SHAPES = re.compile(
+    r"[\w.+-]+@[\w-]+\.[\w.-]+"                                         # email
+    r"|(?:https?://|www\.)\S+"                                          # URL
+    r"|(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])"                      # IPv4
+    r"|(?<!\d)\d{3}-\d{2}-\d{4}(?!\d)"                                  # SSN
+    r"|(?<!\d)(?:\+?1[-.\s]?)?\(?\d{3}\)?[-.\s]?\d{3}[-.\s]?\d{4}(?!\d)"  # phone, 10 digits
+    r"|(?<![\d-])\d{3}[-.]\d{4}(?![\d-])",                              # phone, 7 digits with a separator
+    re.IGNORECASE,
+)
+_ZIP = re.compile(r"\d{5}(?:-\d{4})?")
+_NEVER_LABELS = frozenset({Label.EMAIL, Label.URL, Label.IP})
+
+_TITLE_BEFORE = re.compile(
+    r"\b(?i:dr|drs|mr|mrs|ms|miss|mx|prof|sister|nurse|doctor|dear|patient|pt)\.?\s+"
+    r"(?:[A-Z][\w'-]*\.?\s+){0,2}$"
+)
+_CREDENTIAL_AFTER = re.compile(
+    r"^,?\s*(?:MD|M\.D\.|DO|D\.O\.|RN|NP|PA-C|PhD|DDS|DPM|FNP|APRN|ARNP|CRNA|PharmD|LCSW|MSW|CNM|DNP)\b"
+)
+#: Medical context right before an ambiguous term ("started on Allegra", "h/o Crohn").
+_LEFT_CONTEXT = re.compile(
+    r"\b(?:started on|start(?:ed)?|restart(?:ed)?|resumed?|taking|takes|take|is on|was on|remains on|"
+    r"currently on|been on|given|receiv(?:ed|ing)|prescrib(?:ed|e)|continued?|discontinued?|stop(?:ped)?|"
+    r"held|hold(?:ing)?|d/c(?:'?d)?|dc'?d|titrat\w+|increased?|decreased?|switch(?:ed)? (?:to|from)|"
+    r"changed? to|allerg\w*(?: to)?|intoleran\w*(?: to)?|s/p|h/o|hx of|history of|r/o|rule out|dose of|"
+    r"trial of|course of|placed|insert(?:ed)?|remov(?:ed|al of)|exchanged?|repeat|obtain(?:ed)?|"
+    r"order(?:ed)?|check(?:ed)?|positive|negative|mg of|tabs? of|via|through)"
+    r"\s*[:-]?\s*(?:the|a|an|his|her|their|po|iv|oral)?\s*$",
+    re.IGNORECASE,
+)
+#: Medical context right after an ambiguous term ("Allegra 180 mg", "Foley catheter", "CT head").
+_RIGHT_CONTEXT = re.compile(
+    r"^(?:'s)?\s*(?:[:,(]\s*)?(?:"
+    r"\d+(?:\.\d+)?\s*(?:mg|mcg|g|gm|ml|units?|u|meq|mmol|%|tabs?|tablets?|caps?|capsules?|puffs?|drops?|"
+    r"sprays?|patch)\b"
+    r"|\d+(?:\.\d+)?/\d{3}(?!\d)"  # combination strengths ("Norco 5/325"); dates never have 3 digits there
+    r"|\(?[+]\)?|\(-\)"
+    r"|(?:po|iv|im|sq|subq|sc|sl|pr|inh|ivpb|ivp|gtt|drip|bid|tid|qid|qd|daily|nightly|qhs|qam|qpm|prn|"
+    r"q\d+h?|weekly|xr|er|sr|cr|xl|odt|hct|tablets?|tabs?|capsules?|caps?|injection|infusion|inhaler|nebs?|"
+    r"cream|ointment|gel|lotion|solution|suspension|elixir|syrup|drops|patch|sign|signs|test|tests|testing|"
+    r"maneuver|reflex|reflexes|phenomenon|syndrome|disease|palsy|crisis|procedure|operation|repair|"
+    r"resection|score|scale|class|grade|criteria|stage|staging|protocol|valve|valves|catheter|cath|line|"
+    r"tube|drain|shunt|pump|stent|filter|device|collar|splint|bag|lift|boot|positive|negative|pos|neg|"
+    r"head|chest|abd|abdomen|pelvis|neck|brain|spine|c-spine|sinus|sinuses|scan|angio\w*|a/p|c/a/p|w/o?|"
+    r"with contrast|without contrast|guided|portal|message|inbox)\b)",
+    re.IGNORECASE,
+)
+_TRIVIAL = re.compile(r"[\s.,;:!?\"'()\[\]{}/-]*(?:['\u2019]s)?[\s.,;:!?\"'()\[\]{}/-]*")
+_HAS_DIGIT = re.compile(r"\d")
+#: Dates with a year ("03/14/2023", "2023-03-14", "20140731") or a month name ("13 Oct 2018", "14th of
+#: February") are never medical syntax: no syntax scan for them.
+_FULL_DATE = re.compile(
+    r"\s*(?:\d{1,2}[/.-]\d{1,2}[/.-](?:\d{2}|\d{4})|\d{4}-\d{1,2}-\d{1,2}|(?:19|20)\d{6}|"
+    r"(?i:.*\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b.*))\s*"
+)
+_CAPS_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,9}\b")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_SYNTAX_REACH = 28  # a syntax match overlapping a span starts/ends within this many characters of it
+
+
+def _windows(text: str, spans: Sequence[Span], reach: int) -> list[tuple[int, int]]:
+    """Merged regions ``reach`` characters around the spans, widened to whitespace."""
+    regions: list[list[int]] = []
+    for s in sorted(spans, key=lambda sp: sp.start):
+        lo, hi = max(0, s.start - reach), min(len(text), s.end + reach)
+        while lo > 0 and not text[lo - 1].isspace():
+            lo -= 1
+        while hi < len(text) and not text[hi].isspace():
+            hi += 1
+        if regions and lo <= regions[-1][1]:
+            regions[-1][1] = max(regions[-1][1], hi)
+        else:
+            regions.append([lo, hi])
+    return [(lo, hi) for lo, hi in regions]
+
+
+def span_sources(span: Span) -> frozenset[str]:
+    return frozenset(span.source.split("+"))
+
+
+def has_identifier_shape(span: Span, text: str) -> bool:
+    """True for spans that must never be un-tagged: email/URL/IP labels, SSNs, and any span whose text
+    holds a phone, email, URL, IP or SSN shape, or is a ZIP code."""
+    if span.label in _NEVER_LABELS or span.subtype == Subtype.SSN:
+        return True
+    surface = text[span.start:span.end].strip()
+    if "@" not in surface and "www." not in surface and "://" not in surface and not _HAS_DIGIT.search(surface):
+        return False  # every shape below needs one of these
+    return bool(_SHAPES.search(surface) or _ZIP.fullmatch(surface))
+
+
+def message_identifiers(note_in: NoteIn) -> tuple[frozenset[str], frozenset[str]]:
+    """(name words, digit strings) carried by the message: patient, relatives, providers, facility."""
+    words: set[str] = set()
+    digits: set[str] = set()
+
+    def add_name(name: PersonName | None) -> None:
+        if name is not None:
+            for part in name.parts():
+                words.update(w.lower() for w in _WORD.findall(part))
+
+    def add_value(value: str | None) -> None:
+        if value:
+            d = re.sub(r"\D", "", value)
+            if len(d) >= 4:
+                digits.add(d)
+
+    p = note_in.patient
+    if p is not None:
+        for n in p.names:
+            add_name(n)
+        for v in (p.id, p.mrn, p.ssn, p.birth_date, *p.ids, *p.phones):
+            add_value(v)
+        for r in p.relatives:
+            add_name(r.name)
+            for v in r.phones:
+                add_value(v)
+    for prov in note_in.providers:
+        add_name(prov.name)
+        add_value(prov.id)
+    if note_in.facility is not None and note_in.facility.name:
+        words.update(w.lower() for w in _WORD.findall(note_in.facility.name) if w[:1].isupper())
+    return frozenset(words), frozenset(digits)
+
+
+def covered(text: str, start: int, end: int, intervals: Sequence[tuple[int, int]]) -> bool:
+    """True when ``intervals`` cover ``text[start:end]`` except trivial punctuation or a possessive,
+    and cover at least one letter or digit of it."""
+    pos = start
+    touched = False
+    for s, e in sorted(intervals):
+        if e <= pos or s >= end:
+            continue
+        if s > pos and not _TRIVIAL.fullmatch(text[pos:s]):
+            return False
+        seg_start, seg_end = max(s, start), min(e, end)
+        if any(c.isalnum() for c in text[seg_start:seg_end]):
+            touched = True
+        pos = max(pos, e)
+        if pos >= end:
+            break
+    if pos < end and not _TRIVIAL.fullmatch(text[pos:end]):
+        return False
+    return touched
+
+
+def has_medical_context(text: str, m: MedicalMatch, window: int) -> bool:
+    """Context that makes an ambiguous term medical: a trigger right before or right after it,
+    within ``window`` characters on the same line."""
+    left = text[max(0, m.start - window):m.start]
+    left = left[left.rfind("\n") + 1:]
+    right = text[m.end:m.end + window]
+    nl = right.find("\n")
+    if nl >= 0:
+        right = right[:nl]
+    return bool(_LEFT_CONTEXT.search(left) or _RIGHT_CONTEXT.match(right))
+
+
+def name_context(text: str, start: int, end: int) -> bool:
+    """A title before ("Dr.", "Mrs.") or a credential after (", MD") marks a person's name."""
+    return bool(_TITLE_BEFORE.search(text[max(0, start - 48):start]) or _CREDENTIAL_AFTER.match(text[end:end + 12]))
+
+
+@register("recovery")
+class MedicalRecovery:
+    """Move candidate spans that are medical terms to ``note.dropped`` (never protected sources)."""
+
+    name = "recovery"
+
+    class Config(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        protect_sources: list[str] = Field(default_factory=lambda: ["message"])
+        use_syntax: bool = True
+        context_window: int = Field(default=40, ge=0, le=400)
+        protect_message_identifiers: bool = True
+
+    def __init__(self, config: Config, ctx: BuildContext) -> None:
+        self.config = config
+        self.protected = frozenset(config.protect_sources)
+        self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
+
+    def process_batch(self, notes: Sequence[Note]) -> list[Note]:
+        return [self.process_note(n) for n in notes]
+
+    def process_note(self, note: Note) -> Note:
+        text = note.text
+        candidates = [
+            i for i, s in enumerate(note.spans)
+            if not (span_sources(s) & self.protected) and not has_identifier_shape(s, text)
+        ]
+        if not candidates:
+            return note
+        if self.config.protect_message_identifiers:
+            words, digits = message_identifiers(note.input)
+            candidates = [i for i in candidates if not self._repeats_message(note.spans[i], text, words, digits)]
+            if not candidates:
+                return note
+        cand_spans = [note.spans[i] for i in candidates]
+        windows = _windows(text, cand_spans, MAX_CHARS)
+        if sum(hi - lo for lo, hi in windows) > len(text) // 2:
+            matches = self.vocab.scan(text)  # one pass beats many calls
+        else:
+            matches = [m for lo, hi in windows for m in self.vocab.scan(text, lo, hi)]
+        syntax = self._syntax_near(text, cand_spans) if self.config.use_syntax else []
+        drop: set[int] = set()
+        for i in candidates:
+            if self._is_medical(note.spans[i], text, matches, syntax):
+                drop.add(i)
+        if not drop:
+            return note
+        logger.debug("recovery dropped %d of %d candidate spans", len(drop), len(candidates))
+        kept = tuple(s for i, s in enumerate(note.spans) if i not in drop)
+        gone = tuple(s for i, s in enumerate(note.spans) if i in drop)
+        return note.replace(spans=kept, dropped=note.dropped + gone)
+
+    @staticmethod
+    def _repeats_message(span: Span, text: str, words: frozenset[str], digits: frozenset[str]) -> bool:
+        surface = text[span.start:span.end]
+        if words and any(w.lower() in words for w in _WORD.findall(surface)):
+            return True
+        d = re.sub(r"\D", "", surface)
+        return bool(digits) and len(d) >= 4 and d in digits
+
+    def _syntax_near(self, text: str, spans: Sequence[Span]) -> list[tuple[int, int, str]]:
+        """Medical syntax near the spans that could be syntax: the regexes run only in small windows
+        around spans with digits (scanning whole notes would cost more than the rest of this step);
+        spans with ALL-CAPS tokens are checked against the gene symbols."""
+        genes = self.vocab.genes
+        out: list[tuple[int, int, str]] = []
+        numeric = [  # digits in or next to the span ("8/9", "RASS -2", "T 37.9 C")
+            s for s in spans
+            if _HAS_DIGIT.search(text, max(0, s.start - 12), s.end + 12)
+            and not _FULL_DATE.fullmatch(text, s.start, s.end)
+        ]
+        for lo, hi in _windows(text, numeric, _SYNTAX_REACH):
+            out.extend(medical_syntax_spans(text, genes, start=lo, end=hi))
+        for s in spans:
+            if _CAPS_TOKEN.search(text, s.start, s.end):
+                out.extend((a, b, "gene") for a, b in gene_spans(text, genes, s.start, s.end + 16))
+        return out
+
+    def _is_medical(self, span: Span, text: str, matches: Sequence[MedicalMatch],
+                    syntax: Sequence[tuple[int, int, str]]) -> bool:
+        if name_context(text, span.start, span.end):
+            return False
+        window = self.config.context_window
+        intervals: list[tuple[int, int]] = []
+        for m in matches:
+            if m.start >= span.end:
+                break
+            if m.end <= span.start:
+                continue
+            if m.ambiguous and not has_medical_context(text, m, window):
+                continue
+            intervals.append((m.start, m.end))
+        for s, e, _kind in syntax:
+            if s < span.end and e > span.start:
+                intervals.append((s, e))
+        return bool(intervals) and covered(text, span.start, span.end, intervals)
