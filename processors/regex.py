@@ -786,7 +786,9 @@ messages answering desk at c h w m o f p""".split())
             if not _unit_after(text, end):
                 yield Hit(start, end, Label.PHONE, self.subtype_for(context), pattern.score)
             return
-        if context is None and (_unit_after(text, end) or _measure_before(text, start)):
+        # A formatted NANP number ("212-555-0187") is a phone even after a measurement word ("ref", "p"):
+        # only the ambiguous shapes (7 digits, bare digit runs, loose groupings) yield to one.
+        if context is None and (_unit_after(text, end) or (kind != "nanp" and _measure_before(text, start))):
             return
         digits = sum(c.isdigit() for c in text[start:end])
         if kind == "ten" and digits == 11 and text[start] != "1":

@@ -270,19 +270,37 @@ def bench(
         out.write_text(text + "\n")
 
 
+@app.command()
+def samples(
+    hl7_dir: Annotated[Path | None, typer.Option("--hl7", help="folder of HL7 v2 messages")] = None,
+    n_hl7: Annotated[int, typer.Option(help="HL7 messages to show")] = 6,
+    n_synthetic: Annotated[int, typer.Option(help="synthetic notes to add")] = 4,
+    mode: Annotated[str | None, typer.Option("--mode", help="tag | surrogate | dateshift")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """De-identify sample HL7 messages and synthetic notes offline (no broker) and print them."""
+    from rich.console import Console as _Console
+
+    from streams.samples import sample_notes, show
+
+    settings = load_settings(config, mode)
+    pipeline = build_pipeline(settings, pipeline_config_for(settings, detect_only=False))
+    notes = pipeline.run(sample_notes(hl7_dir, n_hl7, n_synthetic))
+    show(_Console(), notes)
+
+
 def _register_optional() -> None:
-    try:
-        from streams import kafka_cli
-    except ImportError:
-        return
-    register = getattr(kafka_cli, "register", None)
-    if register is not None:
-        register(app)
-    try:
-        from streams import eval_cli
-    except ImportError:
-        return
-    eval_cli.register(app)
+    """Mount command groups that live in their own modules (Kafka, NER training, evaluation)."""
+    import importlib
+
+    for module in ("streams.kafka_cli", "streams.ner_cli", "streams.eval_cli"):
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as exc:
+            if exc.name != module:
+                raise
+            continue
+        mod.register(app)
 
 
 _register_optional()

@@ -86,6 +86,9 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Reach daughter at +1 617 555 1234.", [("+1 617 555 1234", P, None)]),
     ("Office 555-555-1234 x1234.", [("555-555-1234 x1234", P, None)]),
     ("Toll free 1-800-555-1234.", [("1-800-555-1234", P, None)]),
+    # a formatted NANP number stays a phone after a measurement-like word ("ref", "p")
+    ("Zebediah seen; ref 212-555-0187 noted.", [("212-555-0187", P, None)]),
+    ("p 617-555-1234", [("617-555-1234", P, Subtype.PAGER)]),
     ("Fax: 617-555-9876", [("617-555-9876", P, Subtype.FAX)]),
     ("Cardiology fellow, pager 12345.", [("12345", P, Subtype.PAGER)]),
     ("Dr. Lee, pgr #4-5678", [("4-5678", P, Subtype.PAGER)]),
