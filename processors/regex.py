@@ -494,6 +494,12 @@ class DateRecognizer(ClinicalRecognizer):
             0.7, context_score=0.75, needs_context=True, kind="md-dash"),
         ClinicalPattern(  # "the 9th", "on the 3rd"
             "ordinal day", r"\bthe[ \t]+(?P<v>(?:3[01]|[12]\d|0?[1-9])" + ORD + r")\b", 0.45, kind="ordinal"),
+        ClinicalPattern(  # Monday, TUESDAY, "since tues", "Thurs": a day of the week dates the note's events
+            "weekday", r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:tues?|thu(?:rs?)?|weds|fri)\b\.?",
+            0.6, kind="weekday", trigger_re=r"(?:day|tue|thu|weds|fri)"),
+        ClinicalPattern(  # "on sat", "since Mon", "last wed": short forms that are also words, only after a cue
+            "weekday short", r"\b(?:on|since|last|next|this|until|till|by|before|after)[ \t]+(?P<v>(?:mon|wed|sat|sun))"
+            r"\b\.?(?![ \t]*\d)", 0.5, kind="weekday", trigger_re=r"(?:mon|wed|sat|sun)"),
         ClinicalPattern(
             "holiday", r"\b(?:christmas(?:\s+eve)?|xmas|thanksgiving|easter|new\s+year'?s(?:\s+(?:day|eve))?|"
             r"independence\s+day|(?:fourth|4th)\s+of\s+july|memorial\s+day|labor\s+day|halloween|"
@@ -520,7 +526,7 @@ class DateRecognizer(ClinicalRecognizer):
         # A "time" followed by a unit was a quantity ("7/22 1500 mL"): keep the date, drop the "time".
         if has_time and _unit_after(text, end):
             end, has_time = time_start, False
-        elif kind not in ("holiday", "ordinal") and _unit_after(text, end):
+        elif kind not in ("holiday", "ordinal", "weekday") and _unit_after(text, end):
             return
         groups = match.groupdict()
         result: float | None = score

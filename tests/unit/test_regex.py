@@ -86,6 +86,10 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Reach daughter at +1 617 555 1234.", [("+1 617 555 1234", P, None)]),
     ("Office 555-555-1234 x1234.", [("555-555-1234 x1234", P, None)]),
     ("Toll free 1-800-555-1234.", [("1-800-555-1234", P, None)]),
+    # days of the week date the events (i2b2 convention; recall first); short forms that are words need a cue
+    ("Pt c/o CP since tues, seen MONDAY", [("tues", D, None), ("MONDAY", D, None)]),
+    ("Family visited on Sunday.", [("Sunday", D, None)]),
+    ("f/u on sat with PCP", [("sat", D, None)]),
     # a formatted NANP number stays a phone after a measurement-like word ("ref", "p")
     ("Zebediah seen; ref 212-555-0187 noted.", [("212-555-0187", P, None)]),
     ("p 617-555-1234", [("617-555-1234", P, Subtype.PAGER)]),
@@ -190,7 +194,7 @@ MUST_NOT_TAG: list[str] = [
     "Dec in UOP", "MAR reviewed", "per MAR 2 doses given", "on 2L NC", "prednisone taper 40-30-20-10 mg",
     "1000000 units penicillin", "glucose 120-180", "K 3.5-5.0", "sat 88-92%", "HR 100-120s", "A&O x3",
     "CN II-XII intact", "pain improved from 8/10 to 2/10", "Grade 2/6 holosystolic", "pulses 2+ bilaterally",
-    "on Sunday", "in the spring", "the 3rd time", "the 5th metatarsal", "on the 2nd day", "3/4 inch laceration",
+    "sun exposure", "Sat up in chair", "wed to her partner", "in the spring", "the 3rd time", "the 5th metatarsal", "on the 2nd day", "3/4 inch laceration",
     "Tylenol 650 mg q6h prn", "EF 55-60%", "O2 sat 92 F", "HR 92, RR 20", "93% on RA", "FEV1 1.2 L",
     "Plan: 1. CHF 2. HTN", "G2P1", "ICD-10 I10", "PHQ-9 score 12", "MMSE 24/30", "MoCA 26/30",
     "FRANK BLOOD IN NGT, MD AWARE.", "Results sent to Carri Wood, MD.", "Consults: Cardiology, ID, Renal",
