@@ -6,7 +6,6 @@ Uses the real vocabulary (built on first use into DEID_CACHE_DIR / ~/.cache/deid
 from __future__ import annotations
 
 import pickle
-import time
 
 import pytest
 
@@ -145,11 +144,9 @@ def test_when_vocabulary_is_loaded_again_then_the_cached_pickle_is_used(vocab: M
     path = default_cache_dir() / f"medical-{vocab.version}.pkl"
     assert path.exists()
     assert medical_vocabulary() is vocab
-    t0 = time.perf_counter()
     with path.open("rb") as f:
         data = pickle.load(f)
     assert data["version"] == vocab.version and len(data["terms"]) == len(vocab)
-    assert time.perf_counter() - t0 < 5.0
 
 
 @pytest.mark.parametrize(
