@@ -28,7 +28,9 @@ PIPELINE_VERSION = "0.1.0"
 
 #: Default step order. Detectors add candidate spans; recovery drops medical terms among them;
 #: the ensemble merges what is left into one labelled span per region; transform writes the output.
-DEFAULT_STEPS: tuple[str, ...] = ("regex", "dictionary", "recovery", "ensemble", "transform", "leakcheck")
+DEFAULT_STEPS: tuple[str, ...] = (
+    "regex", "dictionary", "recovery", "ensemble", "transform", "leakcheck", "metrics",
+)
 
 
 @dataclass(frozen=True, slots=True)
