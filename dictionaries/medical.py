@@ -746,12 +746,14 @@ def build_vocabulary_data(version: str, cache_dir: Path | None = None) -> dict[s
 
 _NUM = r"\d+(?:[.,]\d+)?"
 _ROMAN = r"(?:IV|V?I{1,3}|V)"
+# a unit belongs to its number only on the same line (blanks, never a line break): in "2817838255\ncc:"
+# the number is an identifier and "cc" starts the next line
 _UNIT = (
     r"(?:mg|mcg|\u00b5g|ug|ng|pg|gm?|kg|lbs?|oz|mL|ml|cc|dL|L|mEq|meq|mmol|\u00b5mol|umol|IU|units?|U|mIU|"
-    r"mmHg|cmH2O|cm|mm|bpm|%|\u00b0\s?[CF]|mAh|kcal|Gy|cGy|mSv|mCi|MBq|puffs?|tabs?|tablets?|caps?|"
+    r"mmHg|cmH2O|cm|mm|bpm|%|\u00b0[ \t]?[CF]|mAh|kcal|Gy|cGy|mSv|mCi|MBq|puffs?|tabs?|tablets?|caps?|"
     r"capsules?|drops?|gtts?|sprays?|patch(?:es)?|vials?|amps?|doses?)"
 )
-_PER = r"(?:/(?:kg|dL|L|mL|ml|hr?|min|day|d|dose|m2|24\s?h))*"
+_PER = r"(?:/(?:kg|dL|L|mL|ml|hr?|min|day|d|dose|m2|24[ \t]?h))*"
 _TIME = r"(?:[01]\d|2[0-3])[0-5]\d"
 _CLOCK = r"(?:[01]?\d|2[0-3]):[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?"
 _VITAL_NAMES = (
@@ -855,7 +857,7 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
     SyntaxPattern("accession", re.compile(r"\b(?:N[MCGRP]|X[MRP])_\d{6,9}(?:\.\d{1,2})?\b"), ("_",)),
     SyntaxPattern("rsid", re.compile(r"rs(?<![A-Za-z0-9_]rs)\d{3,12}\b"), ("rs",)),
     SyntaxPattern("dose", re.compile(
-        rf"(?<![\w.]){_NUM}(?:\s?(?:-|to)\s?{_NUM})?\s?{_UNIT}{_PER}(?![\w])"
+        rf"(?<![\w.]){_NUM}(?:[ \t]?(?:-|to)[ \t]?{_NUM})?[ \t]?{_UNIT}{_PER}(?![\w])"
     ), _DIGITS),
     SyntaxPattern("vital", re.compile(
         r"\b(?:BP|B/P|NIBP|ABP|SBP/DBP|[Bb]lood pressure)\s*(?:of|was|is|:|=)?\s*"
@@ -934,7 +936,7 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
     SyntaxPattern("time", re.compile(rf"(?<![\d:/.-]){_TIME}\s*(?:h|hrs|hours)\b"), _DIGITS),
     SyntaxPattern("lab", re.compile(
         rf"\b(?:{_alt(_LAB_NAMES)})(?: level)?\s*(?:of|was|is|:|=|-)?\s*[<>\u2264\u2265]?\s*(?<!\d)\d{{1,4}}"
-        rf"(?:\.\d+)?(?!\d)(?:\s*%|\s?{_UNIT}{_PER})?(?![\w])"
+        rf"(?:\.\d+)?(?!\d)(?:[ \t]*%|[ \t]?{_UNIT}{_PER})?(?![\w])"
     ), _DIGITS),
     # potassium alone: one letter, so only values a potassium can have ("K 4.1", not "K 1421")
     SyntaxPattern("lab", re.compile(r"\bK\s*(?:of|was|is|:|=)?\s*[<>]?\s*[1-9](?:\.\d{1,2})?(?!\.?\d)"), ("K",)),
@@ -954,10 +956,14 @@ _PROTEIN_SHORT = re.compile(r"\s?(?:p\.)?[ACDEFGHIKLMNPQRSTVWY]\d{1,4}(?:[ACDEFG
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE_BEFORE = re.compile(
     rf"(?:\b\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{2,4}})?|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*\d{{4}})?|"
-    rf"\b\d{{1,2}}\s+{_MONTHS}(?:\s+\d{{4}})?)\s*(?:,|on|at|@|-)?\s*(?:at|@)?\s*$",
+    rf"\b\d{{1,2}}\s+{_MONTHS}(?:\s+\d{{4}})?|\b\d{{1,2}}[-/]?{_MONTHS}[-/]?\d{{2,4}})"  # 08-APR-2018, 08APR18
+    rf"\s*(?:,|on|at|@|-)?\s*(?:at|@)?\s*$",
     re.IGNORECASE,
 )
-_DATE_AFTER = re.compile(rf"^\s*(?:on\s+|,\s*)?(?:\d{{1,4}}[/-]\d{{1,2}}|{_MONTHS}\s+\d)", re.IGNORECASE)
+_DATE_AFTER = re.compile(
+    rf"^\s*(?:on\s+|,\s*)?(?:\d{{1,4}}[/-]\d{{1,2}}|{_MONTHS}\s+\d|\d{{1,2}}[-/ ]?{_MONTHS}[-/ ]?\d{{2,4}}\b)",
+    re.IGNORECASE,
+)
 
 
 def _attached_to_date(text: str, start: int, end: int) -> bool:

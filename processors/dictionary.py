@@ -49,6 +49,15 @@ _LOWER = re.compile(r"[a-z]")
 _UPPER = re.compile(r"[A-Z]")
 _ADDRESS_LIKE = re.compile(r"[^\s<>()\[\]]+@[^\s<>()\[\]]+|\w+://\S+|www\.\S+")
 _DIGIT_RUN = re.compile(r"\d(?:[ ().\-/]{0,2}\d)*")
+_NEWLINE = re.compile("\n")
+_NON_DIGIT = re.compile(r"\D")
+_NON_ALNUM = re.compile(r"[^0-9A-Za-z]")
+_PREFIXED_NUMBER = re.compile(r"^([A-Za-z]+)(0*)(\d{5,})$")
+_ISO_DATE = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})")
+_US_DATE = re.compile(r"^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})$")
+#: Bound of each per-value regex cache below. The message's values repeat across a patient's notes;
+#: compiling them per note was the main cost of the message matcher (and overflows re's own cache).
+_REGEX_CACHE = 4096
 
 #: ALL-CAPS clinical abbreviations that are also names or list entries ("ASA", "TED" hose, "PEG" tube).
 CAPS_STOP: frozenset[str] = frozenset(
@@ -161,7 +170,7 @@ class _Text:
         self._addr: set[int] | None = None
 
     def _lines(self) -> list[int]:
-        starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
         bounds = [*starts[1:], len(self.text)]
         for a, b in zip(starts, bounds, strict=True):
             line = self.text[a:b]
@@ -937,16 +946,36 @@ def _joined(text: str, p: int, q: int) -> bool:
     return not gap or not any(c.isspace() for c in gap) and ")" not in gap
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=_REGEX_CACHE)
 def _id_regex(key: str) -> re.Pattern[str]:
     """An alphanumeric identifier with optional separators between its characters ("MRN-0098765")."""
     return re.compile(r"[\s.\-/]?".join(re.escape(c) for c in key), re.I)
 
 
-@functools.lru_cache(maxsize=4096)
 def _literal_regex(value: str) -> re.Pattern[str]:
-    words = [re.escape(w) for w in value.split()]
-    return re.compile(r"[\s,.]+".join(words), re.I)
+    """``value``'s words with any blanks, commas or dots between them, in any case."""
+    words = value.split()
+    # the same words in another case or spacing share one compiled pattern (ASCII only: lower-casing
+    # can change a non-ASCII word's length)
+    return _literal_regex_norm(tuple(w.lower() for w in words) if value.isascii() else tuple(words))
+
+
+@functools.lru_cache(maxsize=_REGEX_CACHE)
+def _literal_regex_norm(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"[\s,.]+".join(re.escape(w) for w in words), re.I)
+
+
+@functools.lru_cache(maxsize=_REGEX_CACHE)
+def _zip_regex(zip5: str) -> re.Pattern[str]:
+    """A five-digit ZIP code, with or without its +4 extension."""
+    return re.compile(re.escape(zip5) + r"(?:-\d{4})?(?!\d)")
+
+
+@functools.lru_cache(maxsize=_REGEX_CACHE)
+def _initials_regex(initials: str) -> re.Pattern[str]:
+    """Initials ("js") as "JS", "J.S.", "J. S." (capitals only)."""
+    return re.compile(r"(?<![0-9A-Za-z])" + r"\.?\s?".join(re.escape(c) for c in initials.upper())
+                      + r"\.?(?![0-9A-Za-z])")
 
 
 def _finditer(rx: re.Pattern[str], text: str) -> list[tuple[int, int]]:
@@ -955,9 +984,13 @@ def _finditer(rx: re.Pattern[str], text: str) -> list[tuple[int, int]]:
     return [m.span() for m in rx.finditer(text) if _bounded(text, m.start(), m.end())]
 
 
-@functools.lru_cache(maxsize=4096)
 def _street_regex(street: str) -> re.Pattern[str] | None:
-    words = [w.lower() for w in _TOKEN.findall(street)]
+    """A street address with its usual abbreviations ("Street"/"St.", "North"/"N")."""
+    return _street_regex_norm(tuple(w.lower() for w in _TOKEN.findall(street)))
+
+
+@functools.lru_cache(maxsize=_REGEX_CACHE)
+def _street_regex_norm(words: tuple[str, ...]) -> re.Pattern[str] | None:
     if len(words) < 2:
         return None
     pieces = []
@@ -973,11 +1006,11 @@ def _street_regex(street: str) -> re.Pattern[str] | None:
 
 def _parse_date(value: str) -> date | None:
     s = value.strip()
-    m = re.match(r"^(\d{4})-?(\d{2})-?(\d{2})", s)
+    m = _ISO_DATE.match(s)
     if m:
         y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
     else:
-        m = re.match(r"^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})$", s)
+        m = _US_DATE.match(s)
         if not m:
             return None
         mo, d, y = int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -987,13 +1020,15 @@ def _parse_date(value: str) -> date | None:
         return None
 
 
-@functools.lru_cache(maxsize=4096)
 def _dob_regex(value: str) -> re.Pattern[str] | None:
     """Every common rendering of one date: 1/1/1980, 01-01-80, 1980-01-01, 19800101, Jan 1, 1980,
     1st January 1980, 01-JAN-1980, January 1st, 1980 ..."""
     d = _parse_date(value)
-    if d is None:
-        return None
+    return None if d is None else _date_regex(d)
+
+
+@functools.lru_cache(maxsize=_REGEX_CACHE)
+def _date_regex(d: date) -> re.Pattern[str]:
     m_num = rf"0?{d.month}" if d.month < 10 else str(d.month)
     d_num = rf"0?{d.day}" if d.day < 10 else str(d.day)
     d_ord = d_num + r"(?:st|nd|rd|th)?"
@@ -1015,11 +1050,11 @@ def _dob_regex(value: str) -> re.Pattern[str] | None:
 
 
 def _digits(value: str) -> str:
-    return re.sub(r"\D", "", value)
+    return _NON_DIGIT.sub("", value)
 
 
 def _alnum(value: str) -> str:
-    return re.sub(r"[^0-9A-Za-z]", "", value)
+    return _NON_ALNUM.sub("", value)
 
 
 def _collect(note: NoteIn, min_len: int) -> tuple[list[_Person], list[tuple[str, str, Label, Subtype | None]]]:
@@ -1091,7 +1126,8 @@ def find_message_identifiers(
 
     Names: exact word matches in any case for uncommon parts; parts that are common words ("Will",
     "May") only Title-case/ALL-CAPS or next to another part of the same name (in ALL-CAPS lines: only
-    next to another part or after a title/cue). Fuzzy: Jaro-Winkler >= ``threshold`` for capitalised
+    next to another part, a middle initial between allowed, or after a title/cue: "BRYCE Z. JONES",
+    "DR LOIS W. WOOD", "WIFE WOOD"). Fuzzy: Jaro-Winkler >= ``threshold`` for capitalised
     words of >= 4 letters with the same first letter that are not themselves common words. Initials:
     "J. Smith", "J.S." or "JS" next to the surname or after "initials".
     """
@@ -1141,7 +1177,7 @@ def _match_item(t: _Text, kind: str, value: str, thr: float) -> list[tuple[int, 
         if key.isdigit():
             return _find_digits(t, key, False)
         found = _finditer(_id_regex(key), text)
-        m = re.match(r"^([A-Za-z]+)(0*)(\d{5,})$", key)
+        m = _PREFIXED_NUMBER.match(key)
         if m:  # "MRN0012345" also as "0012345" / "12345"
             found += _find_digits(t, m.group(2) + m.group(3), False)
             if m.group(2):
@@ -1153,8 +1189,7 @@ def _match_item(t: _Text, kind: str, value: str, thr: float) -> list[tuple[int, 
         z = _digits(value)[:5]
         if len(z) < 5:
             return []
-        zip_rx = re.compile(z + r"(?:-\d{4})?(?!\d)")
-        return [m.span() for m in zip_rx.finditer(text) if m.start() == 0 or not text[m.start() - 1].isdigit()]
+        return [m.span() for m in _zip_regex(z).finditer(text) if m.start() == 0 or not text[m.start() - 1].isdigit()]
     if kind == "street":
         street_rx = _street_regex(value)
         return _finditer(street_rx, text) if street_rx is not None else []
@@ -1203,22 +1238,36 @@ def _match_names(t: _Text, people: list[_Person], fuzzy: bool, threshold: int, t
                 ref = part_of[best[1]]
                 hit[i] = (ref[0], ref[1], best[1])
 
+    def initial(k: int) -> bool:
+        """Word k is a one-letter capital written between two words ("Z." of "BRYCE Z. JONES")."""
+        return 0 < k < n - 1 and len(t.words[k]) == 1 and t.surface(k).isupper() and not t.words[k].isdigit() \
+            and t.adjacent(k - 1, k) and t.adjacent(k, k + 1)
+
     def neighbour(i: int) -> bool:
-        """Another word of the same person's name right before or after word i."""
+        """Another word of the same person's name right before or after word i, or one middle
+        initial away ("BRYCE Z. JONES", "LOIS W. WOOD")."""
         h = hit[i]
         assert h is not None
-        for j in (i - 1, i + 1):
+        for j in (i - 2, i - 1, i + 1, i + 2):
             if 0 <= j < n and hit[j] is not None and hit[j][1] == h[1] and hit[j][2] != h[2]:  # type: ignore[index]
                 lo, hi = min(i, j), max(i, j)
+                if hi - lo == 2:
+                    if initial(lo + 1):
+                        return True
+                    continue
                 g = t.text[t.ends[lo]:t.starts[hi]]
                 if g.strip(" ,.") == "" and len(g) <= 3:
                     return True
         return False
 
     def cue(i: int) -> bool:
-        if i == 0:
+        """A title, relationship or role word right before word i, or before its initial ("DR W. WOOD")."""
+        k = i - 1
+        if k > 0 and initial(k):
+            k -= 1
+        if k < 0:
             return False
-        p = t.words[i - 1]
+        p = t.words[k]
         return (p in _TITLES_DOCTOR or p in _TITLES_OTHER or p in _FAMILY_CUES or p in _PROVIDER_CUES
                 or p in _PATIENT_CUES)
 
@@ -1258,8 +1307,7 @@ def _match_names(t: _Text, people: list[_Person], fuzzy: bool, threshold: int, t
                 span(t.starts[k], t.ends[k], Label.NAME, person.subtype)
                 k -= 1
         for ini in person.initials:
-            rx = re.compile(r"(?<![0-9A-Za-z])" + r"\.?\s?".join(ini.upper()) + r"\.?(?![0-9A-Za-z])")
-            for m in rx.finditer(t.text):
+            for m in _initials_regex(ini).finditer(t.text):
                 before = t.text[max(0, m.start() - 30):m.start()].lower()
                 near_family = any(abs(t.starts[j] - m.end()) <= 3 or abs(m.start() - t.ends[j]) <= 3 for j in fam_idx)
                 if "initial" in before or near_family:

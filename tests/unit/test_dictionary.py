@@ -152,6 +152,40 @@ def test_when_patient_named_with_common_word_then_only_name_uses_tagged(
         assert a not in found, (a, found)
 
 
+JONES = {"names": [{"family": "Jones", "given": "Bryce"}],
+         "relatives": [{"name": {"family": "Wood", "given": "Lois"}, "relationship": "wife"}]}
+WOOD_MD = [{"name": {"family": "Wood", "given": "Lois", "middle": "W"}}]
+WOOD = {"names": [{"family": "Wood", "given": "Lois"}]}
+CAPS_COMMON_SURNAME_CASES = [
+    # (case, text, patient, providers, expected [(surface, subtype)], absent): "Jones" and "Wood" are common words
+    ("middle_initial", "PT BRYCE Z. JONES ADMITTED OVERNIGHT. NO DISTRESS.", JONES, [],
+     [("BRYCE", "PATIENT"), ("JONES", "PATIENT")], []),
+    ("title_and_middle_initial", "SEEN BY DR LOIS W. WOOD TODAY. PLAN REVIEWED.", {"names": JONES["names"]}, WOOD_MD,
+     [("LOIS", "PROVIDER"), ("WOOD", "PROVIDER")], []),
+    ("title_then_initial", "PT RESTING. SEEN BY DR W. WOOD TODAY.", {"names": JONES["names"]}, WOOD_MD,
+     [("WOOD", "PROVIDER")], []),
+    ("relationship_word", "PT RESTING. WIFE WOOD AT BEDSIDE.", JONES, [], [("WOOD", "RELATIVE")], []),
+    ("common_word_alone", "WOOD CHIPS IN WOUND, IRRIGATED AND DRESSED.", WOOD, [], [], ["WOOD"]),
+    ("one_letter_word_before", "FOUND A WOOD SPLINTER IN WOUND, REMOVED.", WOOD, [], [], ["WOOD", "A"]),
+    ("other_part_not_adjacent", "LOIS RESTING. WOOD CHIPS REMOVED FROM WOUND.", WOOD, [], [("LOIS", "PATIENT")],
+     ["WOOD"]),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "patient", "providers", "expected", "absent"), CAPS_COMMON_SURNAME_CASES,
+                         ids=[c[0] for c in CAPS_COMMON_SURNAME_CASES])
+def test_when_common_word_surname_in_caps_line_then_tagged_only_next_to_name_or_title(
+    cache: Path, case: str, text: str, patient: dict[str, Any], providers: list[dict[str, Any]],
+    expected: list[tuple[str, str]], absent: list[str],
+) -> None:
+    note = NoteIn(note_id="n1", text=text, patient=patient, providers=providers)
+    found = _found(text, find_message_identifiers(text, note))
+    for surface, subtype in expected:
+        assert ("NAME", subtype) in found.get(surface, set()), (surface, found)
+    for surface in absent:
+        assert surface not in found, (surface, found)
+
+
 def test_when_note_has_no_message_block_then_no_message_spans(cache: Path) -> None:
     text = "John Smith 555-123-4567"
     assert find_message_identifiers(text, _note(text, None)) == []

@@ -168,6 +168,7 @@ def test_when_vocabulary_is_loaded_again_then_the_cached_pickle_is_used(vocab: M
         ("2/6 systolic murmur", "2/6 systolic", "score"),
         ("epinephrine 1:1000", "1:1000", "ratio"),
         ("Meds at 0630 and 1800", "at 0630 and 1800", "time"),
+        ("Lasix 40 mg given @ 1105 today", "@ 1105", "time"),
         ("morphine q6h prn", "q6h", "frequency"),
         ("Na 138, K 4.1", "Na 138", "lab"),
         ("MRI C5-C6 herniation", "C5-C6", "vertebra"),
@@ -177,6 +178,7 @@ def test_when_vocabulary_is_loaded_again_then_the_cached_pickle_is_used(vocab: M
         ("pembrolizumab (MK-3475) cycle 2", "MK-3475", "drug-code"),
         ("SKIN: BRADEN 13, Q2H TURNS", "BRADEN 13", "score"),
         ("In the ED, T 37.9 C.", "T 37.9 C", "vital"),
+        ("Lasix 40\tmg daily", "40\tmg", "dose"),
     ],
 )
 def test_when_text_has_medical_syntax_then_it_is_recognised(
@@ -197,12 +199,20 @@ def test_when_text_has_medical_syntax_then_it_is_recognised(
         "Accession PF123456 received",
         "Office in K\u00f8benhavn K 1421, Denmark",
         "Seen by Wells 2 weeks ago; BP 12/24 clinic; Tanner 3/14.",
+        "Callback 2817838255\ncc: Dr. Smith",
+        "Na 12345678\nmg list reviewed",
+        "Vitals taken 08-APR-2018 @ 1105 by RN.",
+        "Seen APR 8, 2018 @ 1105, stable.",
+        "Collected 2018-04-08 1105.",
+        "Collected 2018-04-08 @ 1105.",
+        "Dose given at 1105 on 08-Apr-18.",
         "",
     ],
 )
 def test_when_text_has_identifiers_only_then_no_syntax_covers_them(vocab: MedicalVocabulary, text: str) -> None:
     spans = medical_syntax_spans(text, vocab.genes)
-    for ident in ("0630", "92", "70112", "555-123-4567", "12345678", "PF123456", "Wells", "12/24", "3/14", "1421"):
+    for ident in ("0630", "92", "70112", "555-123-4567", "12345678", "PF123456", "Wells", "12/24", "3/14", "1421",
+                  "2817838255", "1105"):
         if ident in text:
             i = text.index(ident)
             assert not any(s <= i and e >= i + len(ident) for s, e, _ in spans), (ident, spans)
