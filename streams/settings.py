@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from processors.base import DEFAULT_SECRET, PipelineConfig
@@ -19,6 +19,88 @@ class TransformSettings(BaseModel):
     mode: Literal["tag", "surrogate", "dateshift"] = "tag"
     keep_years: bool = True
     redact_providers: bool = True
+
+
+class KafkaSettings(BaseModel):
+    """Connection to the Kafka cluster (any Kafka-protocol broker; Tansu for local runs and tests)."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+    bootstrap_servers: str = Field(default="127.0.0.1:9092", description="comma-separated host:port list")
+    client_id: str = "deidstream"
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    ssl_cafile: Path | None = None
+    ssl_certfile: Path | None = None
+    ssl_keyfile: Path | None = None
+    ssl_password: SecretStr | None = None
+    ssl_check_hostname: bool = True
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    #: Producer acks. Idempotence stays off: Tansu (the embedded broker) has no InitProducerId.
+    acks: Literal["all", "1", "0"] = "all"
+    #: Largest record produced or fetched (notes, DLQ records carrying the raw payload).
+    max_request_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    request_timeout_s: float = Field(default=40.0, gt=0)
+
+    @field_validator("acks", mode="before")
+    @classmethod
+    def _acks_text(cls, v: Any) -> Any:
+        return {-1: "all", "-1": "all"}.get(v, str(v)) if isinstance(v, int | str) else v
+
+    def servers(self) -> list[str]:
+        return [s.strip() for s in self.bootstrap_servers.split(",") if s.strip()]
+
+
+class TopicSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    raw: str = "notes.raw"
+    deid: str = "notes.deid"
+    metrics: str = "notes.metrics"
+    dlq: str = "notes.dlq"
+    quarantine: str = "notes.quarantine"
+    #: Used when deidstream creates the topics (embedded broker, ``broker`` command, replay outputs).
+    partitions: int = Field(default=4, ge=1)
+    replication_factor: int = Field(default=1, ge=1)
+
+    def all(self) -> list[str]:
+        return [self.raw, self.deid, self.metrics, self.dlq, self.quarantine]
+
+
+class WorkerSettings(BaseModel):
+    """The faust worker: consumer group, micro-batching, limits, liveness timeouts."""
+
+    model_config = ConfigDict(extra="forbid")
+    group_id: str = "deidstream"
+    batch_size: int = Field(default=64, ge=1)
+    batch_max_wait_s: float = Field(default=0.05, gt=0)
+    #: Larger inputs go to the DLQ (code E121) instead of the pipeline.
+    max_note_bytes: int = Field(default=1024 * 1024, ge=1)
+    #: DLQ records keep the raw payload up to this size (larger ones keep topic/partition/offset only).
+    dlq_max_payload_bytes: int = Field(default=8 * 1024 * 1024, ge=0)
+    auto_offset_reset: Literal["earliest", "latest"] = "earliest"
+    #: Longest a fetch may wait for data. Tansu answers a fetch only when this expires (it does not wake
+    #: waiting fetches on new records), so it bounds the added latency; faust's own value is 1500 ms.
+    fetch_max_wait_ms: int = Field(default=100, ge=10, le=5000)
+    session_timeout_s: float = Field(default=30.0, gt=0)
+    heartbeat_interval_s: float = Field(default=3.0, gt=0)
+    rebalance_timeout_s: float = Field(default=30.0, gt=0)
+    #: How long a batch's outputs may fail to be acknowledged before the worker exits (without
+    #: committing: the batch is redelivered after restart).
+    send_timeout_s: float = Field(default=120.0, gt=0)
+
+
+class TelemetrySettings(BaseModel):
+    """OpenTelemetry: traces and metrics. The SDK is set up only in streams/telemetry.py."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+    exporter: Literal["none", "console", "otlp"] = "none"
+    #: console exporter target: a file (JSON lines) instead of stdout.
+    console_path: Path | None = None
+    otlp_endpoint: str | None = Field(default=None, description="default: OTEL_EXPORTER_OTLP_ENDPOINT")
+    otlp_protocol: Literal["http/protobuf", "grpc"] = "http/protobuf"
+    otlp_headers: SecretStr | None = Field(default=None, description="k=v,k2=v2 (may hold API keys)")
+    service_name: str = "deidstream"
+    metrics_interval_s: float = Field(default=15.0, gt=0)
 
 
 class Settings(BaseSettings):
@@ -33,6 +115,10 @@ class Settings(BaseSettings):
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     transform: TransformSettings = Field(default_factory=TransformSettings)
     log_level: str = "INFO"
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    topics: TopicSettings = Field(default_factory=TopicSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,272 @@
+"""Kafka records <-> notes: input detection (JSON NoteIn or raw HL7 v2), decoding, output records and
+dead letters. Pure functions; no Kafka client here.
+
+Input format: header ``deid-format`` (``json`` | ``hl7``) or ``content-type`` (``application/json``,
+``application/hl7-v2`` / ``x-application/hl7-v2+er7``) when present, else the content: a JSON object
+starts with ``{``, an HL7 message with ``MSH`` (BOM, whitespace and MLLP framing allowed).
+
+Error codes added here (``InputError``; reasons name sizes, codes and offsets, never content):
+
+====  ========================================================================================
+E120  empty record value (tombstone or zero bytes)
+E121  record larger than ``worker.max_note_bytes``
+E122  the note's text is empty or whitespace only
+E123  neither JSON nor HL7 v2 (by header or content)
+E420  the worker could not encode a processed note (``ProcessingError``)
+E421  the pipeline failed on a whole batch and on the note alone (``ProcessingError``)
+====  ========================================================================================
+
+JSON decoding reuses ``streams.inputs.parse_json_note`` (E101-E104) and HL7 ``schemas.hl7.parse_hl7``
+(E101, E2xx).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from processors.base import PIPELINE_VERSION, Note
+from schemas.errors import DeidError, InputError
+from schemas.models import DeadLetter, NoteIn, Versions
+
+logger = logging.getLogger(__name__)
+
+Format = Literal["json", "hl7"]
+Headers = tuple[tuple[str, bytes], ...]
+
+FORMAT_HEADER = "deid-format"
+NOTE_ID_HEADER = "deid-note-id"
+SOURCE_HEADER = "deid-source"  # "topic:partition:offset" of the input record (lineage, not PHI)
+_JSON_TYPES = ("application/json", "application/x-ndjson", "text/json")
+_HL7_TYPES = ("application/hl7-v2", "x-application/hl7-v2+er7", "application/edi-hl7", "text/hl7")
+
+
+@dataclass(frozen=True, slots=True)
+class InRecord:
+    """One consumed Kafka record (framework-neutral: faust events and aiokafka records map to it)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: Headers = ()
+    timestamp_ms: int | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.topic}:{self.partition}:{self.offset}"
+
+    def header(self, name: str) -> bytes | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return None
+
+
+def normalize_headers(headers: Iterable[tuple[Any, Any]] | Mapping[Any, Any] | None) -> Headers:
+    items = headers.items() if isinstance(headers, Mapping) else (headers or ())
+    out: list[tuple[str, bytes]] = []
+    for k, v in items:
+        key = k.decode("latin-1") if isinstance(k, bytes | bytearray) else str(k)
+        if v is None:
+            continue
+        out.append((key, bytes(v) if isinstance(v, bytes | bytearray) else str(v).encode("utf-8")))
+    return tuple(out)
+
+
+def detect_format(payload: bytes, headers: Headers = ()) -> Format:
+    """``json`` or ``hl7`` from the headers, else from the content. Raises InputError E123."""
+    hdr = {k.lower(): v.decode("latin-1").strip().lower() for k, v in headers}
+    declared = hdr.get(FORMAT_HEADER)
+    if declared in ("json", "hl7"):
+        return "json" if declared == "json" else "hl7"
+    ctype = hdr.get("content-type", "").split(";")[0].strip()
+    if ctype in _JSON_TYPES:
+        return "json"
+    if ctype in _HL7_TYPES:
+        return "hl7"
+    head = payload[:256].lstrip(b"\xef\xbb\xbf \t\r\n\x0b")
+    if head.startswith(b"{"):
+        return "json"
+    from schemas.hl7 import looks_like_hl7
+
+    if looks_like_hl7(payload):
+        return "hl7"
+    raise InputError("record is neither a JSON object nor an HL7 v2 message", code="E123")
+
+
+def decode(record: InRecord, *, max_bytes: int) -> NoteIn:
+    """The NoteIn in a record. Raises InputError (or HL7ParseError) with a PHI-free message."""
+    payload = record.value
+    if not payload:
+        raise InputError("empty record value", code="E120")
+    if len(payload) > max_bytes:
+        raise InputError(f"record of {len(payload)} bytes exceeds max_note_bytes={max_bytes}", code="E121")
+    fmt = detect_format(payload, record.headers)
+    if fmt == "json":
+        from streams.inputs import parse_json_note
+
+        note = parse_json_note(payload)
+    else:
+        from schemas.hl7 import parse_hl7
+
+        hint = record.header(NOTE_ID_HEADER)
+        fallback = hint.decode("utf-8", "replace") if hint else f"{record.topic}-{record.partition}-{record.offset}"
+        note = parse_hl7(payload, note_id=fallback)
+    if not note.text.strip():
+        raise InputError("note text is empty", code="E122")
+    return note
+
+
+# -- outputs -----------------------------------------------------------------------------------------------
+
+
+def version_headers(versions: Versions) -> list[tuple[str, bytes]]:
+    out = [("deid-pipeline-version", versions.pipeline.encode()),
+           ("deid-config-hash", versions.config_hash.encode())]
+    if versions.model:
+        out.append(("deid-model-id", versions.model.encode()))
+    if versions.dictionaries:
+        out.append(("deid-dictionary-versions",
+                    json.dumps(versions.dictionaries, sort_keys=True, separators=(",", ":")).encode()))
+    return out
+
+
+def metrics_payload(note: Note, versions: Versions | None = None) -> dict[str, Any]:
+    """Per-note metrics for ``notes.metrics`` (counts, leak flag, stage times, versions; no text).
+
+    ``spans`` are ``[start, end, label, source]`` in ORIGINAL offsets so replays can be compared
+    span by span. ``metrics`` is the note's ``schemas.metrics.NoteMetrics`` when the metrics step ran."""
+    stage_ms = {name: round(ms, 3) for name, ms in note.stage_ms}
+    payload: dict[str, Any] = {
+        "note_pseudonym": note.note_pseudonym,
+        "patient_pseudonym": note.patient_pseudonym,
+        "source_format": note.input.source_format,
+        "message_type": note.input.message_type,
+        "chars": len(note.text),
+        "n_spans": len(note.spans),
+        "by_label": dict(sorted(Counter(str(s.label) for s in note.spans).items())),
+        "by_source": dict(sorted(Counter(s.source for s in note.spans).items())),
+        "n_dropped": len(note.dropped),
+        "dropped_by_source": dict(sorted(Counter(s.source for s in note.dropped).items())),
+        "spans": [[s.start, s.end, str(s.label), s.source] for s in note.spans],
+        "leak": note.leak,
+        "leak_findings": [{"kind": f.kind, "label": f.label} for f in note.leak_findings],
+        "stage_ms": stage_ms,
+        "total_ms": round(sum(stage_ms.values()), 3),
+        "versions": versions.model_dump(mode="json") if versions is not None else None,
+    }
+    if note.metrics is not None:
+        m = note.metrics
+        payload["metrics"] = m.model_dump(mode="json") if hasattr(m, "model_dump") else m
+    return payload
+
+
+def leak_findings_header(note: Note) -> bytes:
+    """Offsets (into the output) and labels of the leak findings: where to look, not what."""
+    return json.dumps([{"kind": f.kind, "label": f.label, "out_start": f.out_start, "out_end": f.out_end}
+                       for f in note.leak_findings], separators=(",", ":")).encode()
+
+
+def safe_reason(exc: BaseException, stage: str) -> tuple[str, str, str]:
+    """``(code, error_type, reason)`` for a DLQ record. Coded errors carry PHI-free messages by contract;
+    any other exception is reported by type only (its message could hold note text)."""
+    if isinstance(exc, DeidError):
+        return exc.code, type(exc).__name__, str(exc)
+    code = "E421" if stage == "pipeline" else "E420" if stage == "encode" else "E100"
+    return code, type(exc).__name__, f"{stage} raised {type(exc).__name__}"
+
+
+def dead_letter(
+    record: InRecord, *, code: str, error_type: str, reason: str, stage: str, max_payload_bytes: int,
+) -> DeadLetter:
+    payload = record.value or b""
+    keep = len(payload) <= max_payload_bytes
+    if not keep:
+        reason = f"{reason} (raw payload of {len(payload)} bytes not copied; see topic/partition/offset)"
+    return DeadLetter(
+        code=code, error_type=error_type, reason=reason, topic=record.topic, partition=record.partition,
+        offset=record.offset, stage=stage,
+        payload_b64=base64.b64encode(payload).decode("ascii") if keep and payload else None,
+        pipeline_version=PIPELINE_VERSION,
+    )
+
+
+def source_header(record: InRecord) -> tuple[str, bytes]:
+    return (SOURCE_HEADER, record.where.encode())
+
+
+def passthrough_headers(record: InRecord, drop: Sequence[str] = ("traceparent", "tracestate")) -> list[
+        tuple[str, bytes]]:
+    """Input headers kept on quarantine records (the trace headers are replaced by ours)."""
+    return [(k, v) for k, v in record.headers if k.lower() not in drop]
+
+
+# -- inputs for notes.raw (produce helper, demo) ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RawRecord:
+    """A record to publish on ``notes.raw``: the value exactly as read, keyed by patient when known."""
+
+    key: bytes | None
+    value: bytes
+    headers: Headers = ()
+
+
+def _patient_key_json(line: bytes) -> bytes | None:
+    try:
+        data = json.loads(line)
+        return NoteIn.model_validate(data).patient_key.encode() if isinstance(data, dict) else None
+    except Exception:  # noqa: BLE001 - an unparseable line is published as is (the worker dead-letters it)
+        return None
+
+
+def _patient_key_hl7(message: str) -> bytes | None:
+    from schemas.hl7 import parse_hl7
+
+    try:
+        note = parse_hl7(message, note_id="produce")
+    except Exception:  # noqa: BLE001
+        return None
+    key = note.patient.key if note.patient is not None else None
+    return key.encode() if key else None
+
+
+def records_from_path(path: Path) -> list[RawRecord]:
+    """Records for a JSONL file (one note per line), a JSON file (one note), an HL7 file (one or more
+    messages) or a folder of them (recursively, sorted). Keys: the note's patient key, else none."""
+    from schemas.hl7 import iter_hl7_file
+
+    if path.is_dir():
+        out: list[RawRecord] = []
+        for child in sorted(p for p in path.rglob("*") if p.is_file()):
+            if child.suffix.lower() in (".jsonl", ".json", ".hl7", ".er7", ".txt"):
+                try:
+                    out.extend(records_from_path(child))
+                except DeidError as exc:  # e.g. a README.txt beside the messages
+                    logger.warning("skipped %s (%s)", child.name, exc.code)
+        return out
+    if path.suffix.lower() == ".jsonl":
+        lines = [ln.strip() for ln in path.read_bytes().splitlines()]
+        return [RawRecord(_patient_key_json(ln), ln, ((FORMAT_HEADER, b"json"),)) for ln in lines if ln]
+    if path.suffix.lower() == ".json":
+        raw = path.read_bytes().strip()
+        return [RawRecord(_patient_key_json(raw), raw, ((FORMAT_HEADER, b"json"),))]
+    return [RawRecord(_patient_key_hl7(m), m.encode("utf-8"), ((FORMAT_HEADER, b"hl7"),))
+            for m in iter_hl7_file(path)]
+
+
+def new_traceparent() -> str:
+    """A fresh W3C traceparent (sampled) for a record that starts a trace."""
+    import secrets
+
+    return f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01"

@@ -1,0 +1,94 @@
+"""Helpers for the integration tests: worker subprocess handle, reading the output topics, bounded waits."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streams.broker import read_topic
+from streams.codec import SOURCE_HEADER
+from streams.settings import KafkaSettings, TopicSettings
+
+#: A light pipeline for tests that are about the stream, not about detection quality.
+LIGHT_STEPS = ["regex", "ensemble", "transform", "leakcheck"]
+
+
+@dataclass
+class WorkerProc:
+    """A worker subprocess; ``log`` holds its stdout+stderr."""
+
+    proc: subprocess.Popen[bytes]
+    log: Path
+    group: str
+    _fh: Any = field(repr=False, default=None)
+
+    def text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+
+    def terminate(self, timeout_s: float = 60.0) -> int:
+        """SIGTERM and wait; SIGKILL (and fail the wait) if it does not stop within ``timeout_s``."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+                raise AssertionError(f"worker did not stop within {timeout_s}s of SIGTERM") from None
+        return int(self.proc.returncode)
+
+
+@dataclass
+class Outputs:
+    deid: list[Any]
+    metrics: list[Any]
+    dlq: list[Any]
+    quarantine: list[Any]
+
+    def sources(self, role: str) -> set[str]:
+        return {header(r, SOURCE_HEADER) or "" for r in getattr(self, role)}
+
+    def covered(self) -> set[str]:
+        return self.sources("deid") | self.sources("dlq") | self.sources("quarantine")
+
+
+def header(record: Any, name: str) -> str | None:
+    for k, v in record.headers:
+        if k.lower() == name:
+            return bytes(v).decode("utf-8", "replace")
+    return None
+
+
+def read_outputs(kafka: KafkaSettings, topics: TopicSettings) -> Outputs:
+    async def go() -> Outputs:
+        d, m, q, x = await asyncio.gather(*(read_topic(kafka, t, timeout_s=30) for t in (
+            topics.deid, topics.metrics, topics.dlq, topics.quarantine)))
+        return Outputs(d, m, q, x)
+
+    return asyncio.run(go())
+
+
+def wait_for(kafka: KafkaSettings, topics: TopicSettings, done: Callable[[Outputs], bool], *, timeout_s: float,
+             worker: WorkerProc | None = None, poll_s: float = 0.5) -> Outputs:
+    """Poll the output topics until ``done(outputs)``; fail with the worker log tail on timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        out = read_outputs(kafka, topics)
+        if done(out):
+            return out
+        if worker is not None and worker.proc.poll() is not None:
+            raise AssertionError(f"worker exited with {worker.proc.returncode}:\n{worker.text()[-3000:]}")
+        if time.monotonic() > deadline:
+            tail = worker.text()[-3000:] if worker is not None else ""
+            raise AssertionError(f"timed out after {timeout_s}s waiting for outputs\n{tail}")
+        time.sleep(poll_s)
