@@ -11,6 +11,8 @@ class DeidError(Exception):
     def __init__(self, message: str, *, code: str | None = None) -> None:
         if code is not None:
             self.code = code
+        #: the message without its code prefix (PHI-free like the rest)
+        self.reason = message
         super().__init__(f"[{self.code}] {message}")
 
 

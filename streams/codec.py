@@ -180,7 +180,7 @@ def safe_reason(exc: BaseException, stage: str) -> tuple[str, str, str]:
     """``(code, error_type, reason)`` for a DLQ record. Coded errors carry PHI-free messages by contract;
     any other exception is reported by type only (its message could hold note text)."""
     if isinstance(exc, DeidError):
-        return exc.code, type(exc).__name__, str(exc)
+        return exc.code, type(exc).__name__, exc.reason
     code = "E421" if stage == "pipeline" else "E420" if stage == "encode" else "E100"
     return code, type(exc).__name__, f"{stage} raised {type(exc).__name__}"
 

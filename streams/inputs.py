@@ -36,8 +36,8 @@ def validation_reason(exc: ValidationError) -> str:
 
 
 def failure_reason(exc: DeidError) -> str:
-    """``str(exc)`` without its leading "[Exxx] ": the CLI prints ``InputFailure.code`` itself."""
-    return str(exc).removeprefix(f"[{exc.code}] ")
+    """The error's message without its "[Exxx] " prefix: the CLI prints ``InputFailure.code`` itself."""
+    return exc.reason
 
 
 def parse_json_note(raw: str | bytes) -> NoteIn:
