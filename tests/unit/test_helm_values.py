@@ -18,7 +18,7 @@ SECRET_FIELDS = {"secret", "kafka.ssl_password", "kafka.sasl_password", "telemet
 
 def _fields(model: Any, prefix: str = "") -> set[str]:
     out: set[str] = set()
-    for name, info in type(model).model_fields.items():
+    for name, _info in type(model).model_fields.items():
         value = getattr(model, name)
         key = prefix + name
         if hasattr(value, "model_fields") and name != "pipeline":
