@@ -26,10 +26,11 @@ logger = logging.getLogger(__name__)
 
 PIPELINE_VERSION = "0.1.0"
 
-#: Default step order. Detectors add candidate spans; recovery drops medical terms among them;
-#: the ensemble merges what is left into one labelled span per region; transform writes the output.
+#: Default step order. Detectors (regex, the shipped NER model, dictionaries) add candidate spans; recovery
+#: drops medical terms among them; the ensemble merges what is left into one labelled span per region;
+#: transform writes the output. Without a model (or for the fastest CPU path) drop "ner".
 DEFAULT_STEPS: tuple[str, ...] = (
-    "regex", "dictionary", "recovery", "ensemble", "transform", "leakcheck", "metrics",
+    "regex", "ner", "dictionary", "recovery", "ensemble", "transform", "leakcheck", "metrics",
 )
 
 

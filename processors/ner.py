@@ -21,6 +21,8 @@ How a note becomes spans:
    up at a span's edges (",", quotes, brackets) are trimmed. The score is the mean entity probability ``1 - P(O)`` over the
    span's pieces (how sure the model is that this is an identifier, whichever class; a name torn between
    PATIENT and PROVIDER is still a sure name); spans under ``min_score`` are not emitted.
+5. With ``drop_function_words`` (default), spans made only of function words are dropped
+   (:func:`only_function_words`): out of clinical style the model tags "What", "is", "to", "'s".
 
 Tags are ``O``, ``B-<class>``, ``I-<class>``; a class is a ``schemas.Label`` value, optionally with a
 subtype (``NAME/PROVIDER``). The model and tokenizer load once per process and device
@@ -33,6 +35,7 @@ import functools
 import hashlib
 import json
 import logging
+import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -258,6 +261,34 @@ def decode_spans(
     return out
 
 
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split())
+_CLITICS = frozenset({"s", "t", "d", "m", "re", "ll", "ve"})
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def only_function_words(text: str) -> bool:
+    """True when ``text`` holds no letter or digit, or only function words: every word has a wordfreq
+    Zipf value >= ``vocab.FUNCTION_WORD_ZIPF`` ("the", "what", "is", "from"; the same cut the name
+    dictionaries use) or is a clitic ("'s", "'re"). Numbers, other one-letter words (initials), month
+    names and frequent first names ("Will", "May" as names) are never function words."""
+    from dictionaries import vocab
+
+    words = _WORDS.findall(text.lower())
+    if not words:
+        return True
+    first_counts = vocab.load().first_counts
+    for w in words:
+        if w in _CLITICS:
+            continue
+        if len(w) == 1 or any(ch.isdigit() for ch in w) or w in _MONTHS:
+            return False
+        if vocab.zipf(w) < vocab.FUNCTION_WORD_ZIPF or first_counts.get(w, 0) >= vocab.KEEP_FREQUENT_FIRST:
+            return False
+    return True
+
+
 # -- model loading and inference --------------------------------------------------------------------------
 
 
@@ -322,6 +353,7 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False) -> 
         raise ConfigError(f"NER model folder not found or incomplete (no config.json): {path}")
     dev = resolve_device(device)
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # load reports: weights only, noisy
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar on stderr
     tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     if not tokenizer.is_fast:
         raise ConfigError("NER needs a fast tokenizer (tokenizer.json) for character offsets")
@@ -427,6 +459,8 @@ class NER:
         token_threshold: float = Field(default=0.5, gt=0, le=1)
         min_score: float = Field(default=0.3, ge=0, le=1)
         quantize: bool = True
+        #: drop spans made only of function words ("What", "is", "to", "'s"): the model's out-of-domain noise
+        drop_function_words: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         if config.overlap >= config.max_length - 2:
@@ -444,5 +478,7 @@ class NER:
         for note, p in zip(notes, pieces, strict=True):
             spans = decode_spans(note.text, p.offsets, p.probs, self.model.index,
                                  token_threshold=cfg.token_threshold, min_score=cfg.min_score)
+            if cfg.drop_function_words:
+                spans = [x for x in spans if not only_function_words(note.text[x.start:x.end])]
             out.append(note.add_spans(spans))
         return out

@@ -393,14 +393,16 @@ async def _kafka_runs(settings: Settings, notes: list[RawRecord], warm: list[Raw
 
 
 def run_kafka_bench(console: Console, *, n: int = 1000, chars: int = 1000, batch_size: int = 64,
-                    paced_s: float = 10.0, timeout_s: float = 300.0, log_dir: Path | None = None) -> dict[str, Any]:
-    """Pipeline without Kafka (in this process) vs the worker through the embedded broker, same notes/steps."""
+                    paced_s: float = 10.0, timeout_s: float = 300.0, log_dir: Path | None = None,
+                    steps: str | None = None) -> dict[str, Any]:
+    """Pipeline without Kafka (in this process) vs the worker through the embedded broker, same notes/steps.
+    ``steps``: comma-separated steps for both runs (default: the settings' pipeline)."""
     from schemas.models import NoteIn
     from streams.bench import bench_pipeline, fixed_length_notes
     from streams.cli import pipeline_config_for
 
     settings = Settings()
-    cfg = pipeline_config_for(settings, detect_only=False)
+    cfg = pipeline_config_for(settings, detect_only=False, steps=steps)
     console.print(f"pipeline only: {n} notes of ~{chars} chars, steps {', '.join(cfg.steps)}", highlight=False)
     baseline = bench_pipeline(settings, cfg, n=n, chars=chars, workers=1, batch_size=batch_size)
     notes_in: list[NoteIn] = fixed_length_notes(n, chars)
@@ -421,6 +423,7 @@ def run_kafka_bench(console: Console, *, n: int = 1000, chars: int = 1000, batch
             env = _worker_env(settings, broker.bootstrap, tmp, settings.transform.mode)
             env.update({"DEID_TELEMETRY__EXPORTER": "none", "DEID_WORKER__BATCH_SIZE": str(batch_size),
                         "DEID_WORKER__GROUP_ID": "deidstream-bench",
+                        "DEID_PIPELINE__STEPS": json.dumps(list(cfg.steps)),
                         "DEID_LOG_LEVEL": "DEBUG" if log_dir is not None else "WARNING"})
             log_path = (log_dir or tmp) / "bench-worker.log"
             log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -180,11 +180,14 @@ def bench_kafka(
     paced: Annotated[float, typer.Option("--paced-seconds", help="length of each paced run")] = 10.0,
     out: Annotated[Path | None, typer.Option("-o", "--output", help="write the result JSON here")] = None,
     logs: Annotated[Path | None, typer.Option("--logs", help="keep the worker's DEBUG log in this folder")] = None,
+    steps: Annotated[str | None, typer.Option("--steps", help="comma-separated processor steps (default: settings)")]
+    = None,
 ) -> None:
     """Throughput and latency through Kafka (embedded broker + worker) vs the pipeline alone."""
     from streams.demo import run_kafka_bench
 
-    result = run_kafka_bench(err, n=n, chars=chars, batch_size=batch_size, paced_s=paced, log_dir=logs)
+    result = run_kafka_bench(err, n=n, chars=chars, batch_size=batch_size, paced_s=paced, log_dir=logs,
+                             steps=steps)
     text = json.dumps(result, indent=2)
     print(text)
     if out is not None:

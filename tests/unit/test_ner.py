@@ -19,6 +19,7 @@ from processors.ner import (
     TagIndex,
     bio_tags,
     decode_spans,
+    only_function_words,
     window_bounds,
     window_cores,
 )
@@ -323,3 +324,24 @@ def test_when_the_shipped_model_batches_quantized_then_results_equal_one_at_a_ti
     batched = _run(shipped, texts)
     single = [_run(shipped, [t])[0] for t in texts]
     assert [n.spans for n in batched] == [n.spans for n in single]  # int8 runs window by window: identical
+
+
+@pytest.mark.parametrize(("text", "dropped"), [
+    ("What", True), ("is", True), ("from", True), ("'s", True), ("-", True), ("the", True), ("Who", True),
+    ("Will", False), ("WILL", False), ("May", False), ("J", False), ("3", False), ("the 9th", False),
+    ("Smith", False), ("options", False), ("Dr. Green", False), ("June", False),
+])
+def test_when_a_span_is_only_function_words_then_it_is_dropped(text: str, dropped: bool) -> None:
+    assert only_function_words(text) is dropped
+
+
+def test_when_function_word_filter_is_on_then_only_those_spans_go(shipped: Any) -> None:
+    text = "What are my options? My name is Eliane Okafor and I moved here from Kenosha."
+    kept = {text[s.start:s.end] for s in _run(shipped, [text])[0].spans}
+    unfiltered = build_processor("ner", {"drop_function_words": False}, BuildContext())
+    raw = {text[s.start:s.end] for s in _run(unfiltered, [text])[0].spans}
+    assert kept <= raw
+    assert raw - kept  # the model does tag function words in this out-of-domain chat style
+    assert all(only_function_words(t) for t in raw - kept)
+    assert not any(only_function_words(t) for t in kept)
+    assert "Okafor" in " ".join(kept)
