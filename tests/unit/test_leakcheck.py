@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from span_items import Item, spans_for
 
 from dictionaries import vocab
 from processors.base import Note, PipelineConfig, Processor, build_processor, make_context
 from processors.leakcheck import LeakCheck, to_output
 from schemas.errors import ProcessingError
-from schemas.models import NoteIn, Patient, PersonName, Provider, Relative, Span
+from schemas.models import NoteIn, Patient, PersonName, Provider, Relative
 
 SECRET = "unit-test-secret-7f3a"
-Item = tuple[str, str] | tuple[str, str, str | None]
 
 PATIENT = Patient(
     id="P-1", mrn="48213377", names=(PersonName(given="Zebediah", family="Quarrington"),),
@@ -21,22 +21,6 @@ PATIENT = Patient(
     relatives=(Relative(name=PersonName(given="Ottoline", family="Farquharson"), relationship="wife"),),
 )
 PROVIDERS = (Provider(name=PersonName(given="Hildegard", family="Vanterpool")),)
-
-
-def spans_for(text: str, items: list[Item]) -> tuple[Span, ...]:
-    out: list[Span] = []
-    seen: dict[str, int] = {}
-    for item in items:
-        sub, label = item[0], item[1]
-        subtype = item[2] if len(item) > 2 else None  # type: ignore[misc]
-        start = text.index(sub, seen.get(sub, 0))
-        free = start
-        while free >= 0 and any(s.start < free + len(sub) and free < s.end for s in out):
-            free = text.find(sub, free + 1)
-        start = free if free >= 0 else start  # no free occurrence: overlap on purpose
-        seen[sub] = start + 1
-        out.append(Span(start=start, end=start + len(sub), label=label, subtype=subtype, source="message"))
-    return tuple(out)
 
 
 def steps(**transform: Any) -> tuple[Processor, Processor]:

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from span_items import Item, spans_for
 
 from dictionaries import vocab
 from processors.base import BuildContext, Note, PipelineConfig, build_processor, make_context
@@ -24,24 +25,6 @@ from schemas.errors import ConfigError
 from schemas.models import NoteIn, Patient, PersonName, Provider, Span, Versions
 
 SECRET = "unit-test-secret-7f3a"
-Item = tuple[str, str] | tuple[str, str, str | None]
-
-
-def spans_for(text: str, items: Sequence[Item]) -> tuple[Span, ...]:
-    """A span per (substring, label[, subtype]): the first occurrence not taken by an earlier item."""
-    out: list[Span] = []
-    seen: dict[str, int] = {}
-    for item in items:
-        sub, label = item[0], item[1]
-        subtype = item[2] if len(item) > 2 else None  # type: ignore[misc]
-        start = text.index(sub, seen.get(sub, 0))
-        free = start
-        while free >= 0 and any(s.start < free + len(sub) and free < s.end for s in out):
-            free = text.find(sub, free + 1)
-        start = free if free >= 0 else start  # no free occurrence: overlap on purpose
-        seen[sub] = start + 1
-        out.append(Span(start=start, end=start + len(sub), label=label, subtype=subtype, source="message"))
-    return tuple(out)
 
 
 def note(text: str, items: Sequence[Item], *, patient: str = "P-1", note_id: str = "n-1",
