@@ -199,6 +199,16 @@ def is_common_term(term: str, threshold: float = COMMON_WORD_ZIPF) -> bool:
     return is_common_word(term, threshold)
 
 
+def is_function_word(word: str) -> bool:
+    """True when ``word`` (one run of letters, two or more) is at Zipf >= ``FUNCTION_WORD_ZIPF`` ("the",
+    "can", "from") and not a frequent first name (``KEEP_FREQUENT_FIRST`` births: "Will" stays a name).
+    Anything else (phrases, hyphenated, digits, single letters) is not a function word."""
+    w = word.lower()
+    if len(w) < 2 or not _WORD.fullmatch(w):
+        return False
+    return _zipf_fast(w) >= FUNCTION_WORD_ZIPF and load().first_counts.get(w, 0) < KEEP_FREQUENT_FIRST
+
+
 def _zipf_fast(word: str) -> float:
     b = _LOADED.get("bundle")
     if b is not None:

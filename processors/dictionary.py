@@ -339,17 +339,13 @@ def _build_lexicon(key: _LexKey) -> _Lexicon:
         if inst is not None:
             row[5].append(inst)
 
-    def function_word(name: str) -> bool:
-        w = name.lower()
-        return b.zipf.get(w, 0.0) >= vocab.FUNCTION_WORD_ZIPF and b.first_counts.get(w, 0) < vocab.KEEP_FREQUENT_FIRST
-
     if key.first_names:
         for name in b.first_names:
-            if not function_word(name):
+            if not vocab.is_function_word(name):
                 add(name, FIRST)
     if key.surnames:
         for name in b.surnames:
-            if not function_word(name):
+            if not vocab.is_function_word(name):
                 add(name, LAST)
                 # the Census list drops apostrophes: "OBRIEN" is written "O'Brien", "DANGELO" "D'Angelo"
                 if (name[0] == "O" and len(name) >= 5 and name[1] not in "aeiou") or (
@@ -357,7 +353,7 @@ def _build_lexicon(key: _LexKey) -> _Lexicon:
                     add(name[0] + "'" + name[1:], LAST, common=False)
     if key.cities:
         for city in b.cities:
-            if city.population >= key.city_min_population and not function_word(city.name):
+            if city.population >= key.city_min_population and not vocab.is_function_word(city.name):
                 add(city.name, CITY)
     states: dict[str, str] = {}
     if key.states:

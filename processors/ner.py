@@ -269,24 +269,16 @@ _WORDS = re.compile(r"[^\W_]+")
 
 
 def only_function_words(text: str) -> bool:
-    """True when ``text`` holds no letter or digit, or only function words: every word has a wordfreq
-    Zipf value >= ``vocab.FUNCTION_WORD_ZIPF`` ("the", "what", "is", "from"; the same cut the name
-    dictionaries use) or is a clitic ("'s", "'re"). Numbers, other one-letter words (initials), month
-    names and frequent first names ("Will", "May" as names) are never function words."""
+    """True when ``text`` holds no letter or digit, or only function words (:func:`vocab.is_function_word`,
+    the same cut the name dictionaries use: "the", "what", "is", "from") and clitics ("'s", "'re").
+    Numbers, one-letter words (initials), month names and frequent first names ("Will") are never
+    function words."""
     from dictionaries import vocab
 
     words = _WORDS.findall(text.lower())
     if not words:
         return True
-    first_counts = vocab.load().first_counts
-    for w in words:
-        if w in _CLITICS:
-            continue
-        if len(w) == 1 or any(ch.isdigit() for ch in w) or w in _MONTHS:
-            return False
-        if vocab.zipf(w) < vocab.FUNCTION_WORD_ZIPF or first_counts.get(w, 0) >= vocab.KEEP_FREQUENT_FIRST:
-            return False
-    return True
+    return all(w in _CLITICS or (w not in _MONTHS and vocab.is_function_word(w)) for w in words)
 
 
 # -- model loading and inference --------------------------------------------------------------------------
