@@ -108,7 +108,7 @@ class Ensemble:
     class Config(BaseModel):
         model_config = ConfigDict(extra="forbid")
         thresholds: dict[str, float] = Field(
-            default_factory=lambda: {"regex": 0.3, "message": 0.0, "dictionary": 0.5, "ner": 0.5, "llm": 0.5}
+            default_factory=lambda: {"regex": 0.3, "message": 0.0, "dictionary": 0.5, "ner": 0.15, "llm": 0.5}
         )
         default_threshold: float = Field(default=0.5, ge=0, le=1)
         min_votes: int = Field(default=2, ge=1)

@@ -101,10 +101,24 @@ def test_when_overlap_is_not_smaller_than_the_window_then_config_is_rejected(tin
         _ner(tiny_model, max_length=64, overlap=62)
 
 
-@pytest.mark.parametrize("options", [{"model_dir": "/nonexistent/model"}, {"batch": 3}])
+@pytest.mark.parametrize("options", [{"model_dir": "/nonexistent/model"}, {"batch": 3}, {"dtype": "int4"}])
 def test_when_options_are_invalid_then_config_error(options: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         build_processor("ner", options, BuildContext())
+
+
+def test_when_dtype_is_bfloat16_then_the_model_runs_in_it_unquantized_and_finds_the_same_names(
+    tiny_model: str
+) -> None:
+    import torch
+
+    texts = ["plan continue OKONKWO monitor labs reviewed Nakashima today", "quimby stable overnight"]
+    bf16 = _ner(tiny_model, dtype="bfloat16", quantize=True)  # quantization is for float32 weights only
+    assert next(bf16.model.model.parameters()).dtype == torch.bfloat16 and not bf16.model.quantized
+    fp32 = _ner(tiny_model)
+    spans = [[(t[s.start:s.end], s.label) for s in n.spans] for t, n in zip(texts, _run(bf16, texts), strict=True)]
+    assert spans == [[(t[s.start:s.end], s.label) for s in n.spans] for t, n in zip(texts, _run(fp32, texts), strict=True)]
+    assert spans[0] == [("OKONKWO", "NAME"), ("Nakashima", "NAME")]
 
 
 # -- decoding ---------------------------------------------------------------------------------------------
@@ -336,12 +350,45 @@ def test_when_a_span_is_only_function_words_then_it_is_dropped(text: str, droppe
 
 
 def test_when_function_word_filter_is_on_then_only_those_spans_go(shipped: Any) -> None:
-    text = "What are my options? My name is Eliane Okafor and I moved here from Kenosha."
-    kept = {text[s.start:s.end] for s in _run(shipped, [text])[0].spans}
+    texts = ["What are my options?", "My website is https://InstantResales.com.cy/",
+             "My name is Eliane Okafor and I moved here from Kenosha."]
+    kept = {t[s.start:s.end] for t, n in zip(texts, _run(shipped, texts), strict=True) for s in n.spans}
     unfiltered = build_processor("ner", {"drop_function_words": False}, BuildContext())
-    raw = {text[s.start:s.end] for s in _run(unfiltered, [text])[0].spans}
+    raw = {t[s.start:s.end] for t, n in zip(texts, _run(unfiltered, texts), strict=True) for s in n.spans}
     assert kept <= raw
     assert raw - kept  # the model does tag function words in this out-of-domain chat style
     assert all(only_function_words(t) for t in raw - kept)
     assert not any(only_function_words(t) for t in kept)
     assert "Okafor" in " ".join(kept)
+
+
+def test_when_the_forward_is_traced_then_probabilities_equal_the_eager_model(shipped: Any) -> None:
+    from dataclasses import replace
+
+    from processors.ner import predict
+
+    loaded = shipped.model
+    assert loaded.device == "cpu" and loaded.traced is not None
+    records = [json.loads(line) for line in (REPO / "tests" / "data" / "synthetic_small.jsonl").open()][:4]
+    texts = ["Okafor", *(r["text"] for r in records), " ".join(r["text"] for r in records) * 3]  # last: 3 windows
+    eager = replace(loaded, traced=None)
+    for a, b in zip(predict(loaded, texts), predict(eager, texts), strict=True):
+        np.testing.assert_allclose(a.probs, b.probs, atol=1e-5, rtol=0)
+
+
+def test_when_a_trace_would_bake_in_a_branch_then_the_model_runs_eager() -> None:
+    import torch
+
+    from processors.ner import _trace
+
+    class LengthBranch(torch.nn.Module):
+        """A forward whose Python branch on the length a trace would freeze at the traced length."""
+
+        config = type("Cfg", (), {"vocab_size": 100})()
+
+        def forward(self, input_ids: torch.Tensor) -> Any:
+            x = input_ids.float().unsqueeze(-1)
+            logits = x * 2 if input_ids.shape[1] > 100 else x
+            return type("Out", (), {"logits": logits})()
+
+    assert _trace(LengthBranch()) is None
