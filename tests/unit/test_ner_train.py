@@ -211,23 +211,31 @@ def _tiny_windows(n: int, seed: int) -> list[tuple[list[int], list[int]]]:
     return [([1, *(rng.randrange(5, 50) for _ in range(rng.randint(4, 20))), 2], []) for _ in range(n)]
 
 
-def test_when_neurons_never_reach_the_output_then_pruning_removes_them_and_logits_do_not_change() -> None:
+def _logits_around_pruning(model: Any, size: int) -> tuple[Any, Any]:
+    """Logits of one window before and after :func:`prune_intermediate` to ``size`` neurons."""
     import torch
 
     from processors.ner_train import prune_intermediate
+
+    windows = _tiny_windows(20, seed=1)
+    ids = torch.tensor([windows[0][0]])
+    with torch.inference_mode():
+        before = model(input_ids=ids).logits
+    prune_intermediate(model, size, windows, pad_id=0, device="cpu")
+    with torch.inference_mode():
+        after = model(input_ids=ids).logits
+    return before, after
+
+
+def test_when_neurons_never_reach_the_output_then_pruning_removes_them_and_logits_do_not_change() -> None:
+    import torch
 
     model = _tiny_bert(5)
     dead = [torch.randperm(64, generator=torch.Generator().manual_seed(k))[:16] for k in range(2)]
     with torch.no_grad():
         for layer, idx in zip(model.bert.encoder.layer, dead, strict=True):
             layer.output.dense.weight[:, idx] = 0.0  # these neurons cannot move the residual stream
-    windows = _tiny_windows(20, seed=1)
-    ids = torch.tensor([windows[0][0]])
-    with torch.inference_mode():
-        before = model(input_ids=ids).logits
-    prune_intermediate(model, 48, windows, pad_id=0, device="cpu")
-    with torch.inference_mode():
-        after = model(input_ids=ids).logits
+    before, after = _logits_around_pruning(model, 48)
     assert model.config.intermediate_size == 48
     assert all(layer.intermediate.dense.out_features == 48 and layer.output.dense.in_features == 48
                for layer in model.bert.encoder.layer)
@@ -237,16 +245,7 @@ def test_when_neurons_never_reach_the_output_then_pruning_removes_them_and_logit
 def test_when_live_neurons_are_pruned_then_the_logits_change() -> None:
     import torch
 
-    from processors.ner_train import prune_intermediate
-
-    model = _tiny_bert(5)
-    windows = _tiny_windows(20, seed=1)
-    ids = torch.tensor([windows[0][0]])
-    with torch.inference_mode():
-        before = model(input_ids=ids).logits
-    prune_intermediate(model, 16, windows, pad_id=0, device="cpu")
-    with torch.inference_mode():
-        after = model(input_ids=ids).logits
+    before, after = _logits_around_pruning(_tiny_bert(5), 16)
     assert not torch.allclose(before, after, atol=1e-3)
 
 
