@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from processors.base import BuildContext, Note, register
+from processors.ner import DEFAULT_THRESHOLD as NER_THRESHOLD
 from schemas.labels import Label
 from schemas.models import Span
 
@@ -108,7 +109,7 @@ class Ensemble:
     class Config(BaseModel):
         model_config = ConfigDict(extra="forbid")
         thresholds: dict[str, float] = Field(
-            default_factory=lambda: {"regex": 0.3, "message": 0.0, "dictionary": 0.5, "ner": 0.15, "llm": 0.5}
+            default_factory=lambda: {"regex": 0.3, "message": 0.0, "dictionary": 0.5, "ner": NER_THRESHOLD, "llm": 0.5}
         )
         default_threshold: float = Field(default=0.5, ge=0, le=1)
         min_votes: int = Field(default=2, ge=1)

@@ -41,7 +41,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +59,10 @@ DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "deid-minilm"
 #: Training metadata written by ``ner_train`` beside the weights (classes, data, command, scores).
 META_FILE = "deidstream_ner.json"
 OUTSIDE = "O"
+#: The shipped model's threshold, tuned for recall (README: threshold sweep): the ner step's ``token_threshold``
+#: and ``min_score`` and the ensemble's ``ner`` threshold (a span scores the mean of its pieces' probabilities,
+#: so a lower ensemble threshold would accept nothing more and a higher one would drop what the step found).
+DEFAULT_THRESHOLD = 0.15
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -368,8 +372,9 @@ def _trace(model: Any) -> Any:
     return traced
 
 
-#: ``dtype`` option values -> torch dtype names; ``auto`` is float16 on CUDA, float32 on CPU
-DTYPES = ("auto", "float16", "bfloat16", "float32")
+#: the ``dtype`` option: torch dtype names; ``auto`` is float16 on CUDA, float32 on CPU
+DType = Literal["auto", "float16", "bfloat16", "float32"]
+DTYPES: tuple[str, ...] = get_args(DType)
 
 
 @functools.cache
@@ -457,10 +462,11 @@ def predict(
                 mask[r, : b - a + 2] = 1
             # without padding, no mask: attention then takes the fused kernel (~20% of CPU time saved)
             input_ids = torch.from_numpy(ids_arr).to(loaded.device)
-            if mask.all() and loaded.traced is not None:
+            unpadded = bool(mask.all())
+            if unpadded and loaded.traced is not None:
                 logits = loaded.traced(input_ids)
             else:
-                attn = None if mask.all() else torch.from_numpy(mask).to(loaded.device)
+                attn = None if unpadded else torch.from_numpy(mask).to(loaded.device)
                 logits = loaded.model(input_ids=input_ids, attention_mask=attn).logits
             probs = torch.softmax(logits.float(), dim=-1).cpu().numpy()
             for r, (k, a, _b, lo, hi) in enumerate(chunk):
@@ -495,13 +501,11 @@ class NER:
         batch_size: int = Field(default=32, ge=1)
         max_length: int = Field(default=512, ge=16, le=512)
         overlap: int = Field(default=64, ge=0)
-        #: tuned for recall with the shipped model (README: threshold sweep); the ensemble's ``ner`` threshold
-        #: is the same number
-        token_threshold: float = Field(default=0.15, gt=0, le=1)
-        min_score: float = Field(default=0.15, ge=0, le=1)
+        token_threshold: float = Field(default=DEFAULT_THRESHOLD, gt=0, le=1)
+        min_score: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=1)
         quantize: bool = True
         #: weights and activations: auto (float16 on CUDA, float32 on CPU), float16, bfloat16, float32
-        dtype: Literal["auto", "float16", "bfloat16", "float32"] = "auto"
+        dtype: DType = "auto"
         #: drop spans made only of function words ("What", "is", "to", "'s"): the model's out-of-domain noise
         drop_function_words: bool = True
 

@@ -324,6 +324,16 @@ def _base_tags(path: str) -> list[str] | None:
     return [str(id2label[k]) for k in sorted(id2label, key=int)]
 
 
+def _pad(rows: Sequence[Sequence[int]], fill: int) -> Any:
+    """A (rows, longest row) long tensor of ``rows``, right-padded with ``fill``."""
+    import torch
+
+    out = torch.full((len(rows), max(map(len, rows))), fill, dtype=torch.long)
+    for r, row in enumerate(rows):
+        out[r, : len(row)] = torch.tensor(row, dtype=torch.long)
+    return out
+
+
 def neuron_importance(
     model: Any, windows: Sequence[tuple[list[int], list[int]]], *, pad_id: int, device: str,
     sample: int = 64, seed: int = 13,
@@ -352,12 +362,7 @@ def neuron_importance(
         with torch.inference_mode():
             for c in range(0, len(picked), 8):
                 batch = [windows[i][0] for i in picked[c: c + 8]]
-                width = max(map(len, batch))
-                ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for r, w in enumerate(batch):
-                    ids[r, : len(w)] = torch.tensor(w)
-                    mask[r, : len(w)] = 1
+                ids, mask = _pad(batch, pad_id), _pad([[1] * len(w) for w in batch], 0)
                 mask_now[0] = mask.to(device).unsqueeze(-1).float()
                 model(input_ids=ids.to(device), attention_mask=mask.to(device))
                 count += int(mask.sum())
@@ -489,15 +494,10 @@ def _train(cfg: TrainConfig, progress: Callable[[int, int, float], None] | None)
         for batch in _batches(windows, cfg.batch_size, rng):
             if step >= total:
                 break
-            width = max(len(windows[i][0]) for i in batch)
-            ids = torch.full((len(batch), width), int(tokenizer.pad_token_id or 0), dtype=torch.long)
-            labels = torch.full((len(batch), width), IGNORE, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for r, i in enumerate(batch):
-                w_ids, w_tags = windows[i]
-                ids[r, : len(w_ids)] = torch.tensor(w_ids)
-                labels[r, : len(w_tags)] = torch.tensor(w_tags)
-                mask[r, : len(w_ids)] = 1
+            rows = [windows[i][0] for i in batch]
+            ids = _pad(rows, int(tokenizer.pad_token_id or 0))
+            labels = _pad([windows[i][1] for i in batch], IGNORE)  # a window's tags are as long as its ids
+            mask = _pad([[1] * len(w) for w in rows], 0)
             with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=use_amp):
                 out = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device))
             out.loss.backward()
