@@ -1,6 +1,6 @@
 """Pure, synchronous, batch-capable steps over notes and spans. Never imports streams/."""
 
-from processors.base import (
+from processors.pipeline import (
     DEFAULT_STEPS,
     PIPELINE_VERSION,
     BuildContext,

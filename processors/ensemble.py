@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from processors.base import BuildContext, Note, register
-from processors.ner import DEFAULT_THRESHOLD as NER_THRESHOLD
+from processors.ner.step import DEFAULT_THRESHOLD as NER_THRESHOLD
+from processors.pipeline import BuildContext, Note, register
 from schemas.labels import Label
 from schemas.models import Span
 

@@ -2,7 +2,7 @@
 
 Scans of ``note.output``:
 
-- ``message``: ``processors.dictionary.find_message_identifiers`` with the note's own patient block
+- ``message``: ``processors.dictionary.step.find_message_identifiers`` with the note's own patient block
   (exact + fuzzy at ``fuzzy_threshold``): any of the patient's / relatives' identifiers still there.
   Provider names count only when the transform redacts providers; the facility name only with
   ``facility``; states and countries never (Safe Harbor allows them).
@@ -31,7 +31,7 @@ from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from processors.base import BuildContext, LeakFinding, Note, Replacement, build_processor, register
+from processors.pipeline import BuildContext, LeakFinding, Note, Replacement, build_processor, register
 from schemas.errors import ProcessingError
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
@@ -239,7 +239,7 @@ class LeakCheck:
         self._min_name_len = int(dictionary.get("min_name_len", 2))
         self._common_zipf: float | None = dictionary.get("common_word_zipf")
         if config.message:
-            import processors.dictionary  # noqa: F401  (fail at construction, not on the first note)
+            import processors.dictionary.step  # noqa: F401  (fail at construction, not on the first note)
             from dictionaries import vocab
 
             vocab.load(ctx.cache_dir)
@@ -256,7 +256,7 @@ class LeakCheck:
         findings: set[LeakFinding] = set()
 
         if self.config.message:
-            from processors.dictionary import find_message_identifiers
+            from processors.dictionary.step import find_message_identifiers
 
             for s in find_message_identifiers(output, note.input, fuzzy=True,
                                               threshold=self.config.fuzzy_threshold, **self._message_options):

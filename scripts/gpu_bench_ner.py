@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from processors.ner import DEFAULT_MODEL_DIR, decode_spans, load_model, predict  # noqa: E402
-from streams.bench import fixed_length_notes  # noqa: E402
+from processors.ner.step import DEFAULT_MODEL_DIR, decode_spans, load_model, predict  # noqa: E402
+from streams.cli.bench import fixed_length_notes  # noqa: E402
 
 #: dense (no sparsity) fp16/bf16 tensor-core peaks from the vendors' data sheets, TFLOP/s
 PEAK_TFLOPS = {"H200": 989.4, "H100 SXM": 989.4, "H100 80GB HBM3": 989.4, "H100 PCIe": 756.0, "H100 NVL": 835.0,

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Awaitable
 from typing import Any
 
-from processors.base import Pipeline
+from processors.pipeline import Pipeline
 from schemas.models import NoteIn
 from streams import telemetry
 from streams.broker import ssl_context

@@ -16,7 +16,7 @@ E420  the worker could not encode a processed note (``ProcessingError``)
 E421  the pipeline failed on a whole batch and on the note alone (``ProcessingError``)
 ====  ========================================================================================
 
-JSON decoding reuses ``streams.inputs.parse_json_note`` (E101-E104) and HL7 ``schemas.hl7.parse_hl7``
+JSON decoding reuses ``schemas.readers.parse_json_note`` (E101-E104) and HL7 ``schemas.hl7.parse_hl7``
 (E101, E2xx).
 """
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from processors.base import PIPELINE_VERSION, Note
+from processors.pipeline import PIPELINE_VERSION, Note
 from schemas.errors import DeidError, InputError
 from schemas.models import DeadLetter, NoteIn, Versions
 
@@ -112,7 +112,7 @@ def decode(record: InRecord, *, max_bytes: int) -> NoteIn:
         raise InputError(f"record of {len(payload)} bytes exceeds max_note_bytes={max_bytes}", code="E121")
     fmt = detect_format(payload, record.headers)
     if fmt == "json":
-        from streams.inputs import parse_json_note
+        from schemas.readers import parse_json_note
 
         note = parse_json_note(payload)
     else:

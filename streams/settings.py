@@ -11,7 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from processors.base import DEFAULT_SECRET, PipelineConfig
+from processors.pipeline import DEFAULT_SECRET, PipelineConfig
 
 
 class TransformSettings(BaseModel):

@@ -27,7 +27,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from processors.base import Note, Pipeline, Processor
+from processors.pipeline import Note, Pipeline, Processor
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricReader

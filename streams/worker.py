@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from processors.base import PIPELINE_VERSION, Note, NoteError, Pipeline
+from processors.pipeline import PIPELINE_VERSION, Note, NoteError, Pipeline
 from schemas.errors import ConfigError
 from schemas.models import NoteIn, Versions
 from streams import telemetry
@@ -164,7 +164,7 @@ class BatchProcessor:
             err = note.error
             return self._dead(rec, err.code, err.error_type, err.reason, err.stage, span)
         try:
-            from processors.transform import build_output
+            from processors.transform.step import build_output
 
             trace = tuple(telemetry.trace_headers(span))
             meta = self._version_headers + trace + (source_header(rec),)

@@ -1,5 +1,5 @@
 """Integration fixtures: one embedded Tansu broker per session on a free 127.0.0.1 port, fresh topics and
-consumer group per test, and worker subprocesses (``python -m streams.kafka_cli worker``) with their
+consumer group per test, and worker subprocesses (``python -m streams.cli.kafka worker``) with their
 stderr captured to a file. Every wait is bounded."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def start_worker(kafka: KafkaSettings, topics: TopicSettings, tmp_path: Path) ->
         e.update(env)
         log = tmp_path / f"worker-{len(started)}.log"
         fh = open(log, "wb")  # noqa: SIM115 - closed at teardown
-        proc = subprocess.Popen([sys.executable, "-m", "streams.kafka_cli", "worker"], cwd=REPO, env=e,
+        proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker"], cwd=REPO, env=e,
                                 stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
         w = WorkerProc(proc, log, g, fh)
         started.append(w)

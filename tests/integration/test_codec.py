@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from processors.base import Pipeline, PipelineConfig
+from processors.pipeline import Pipeline, PipelineConfig
 from schemas.errors import ConfigError, InputError
 from streams import telemetry
 from streams.codec import (

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 def test_when_demo_runs_then_every_record_comes_out_and_it_exits_zero(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "streams.kafka_cli", "demo", "--hl7", str(REPO / "tests" / "data" / "hl7"),
+        [sys.executable, "-m", "streams.cli", "demo", "--hl7", str(REPO / "tests" / "data" / "hl7"),
          "--synthetic", "3", "--show", "2", "--timeout", "150"],
         cwd=REPO, capture_output=True, text=True, timeout=200,
     )

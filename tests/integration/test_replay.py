@@ -13,7 +13,7 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from stream_helpers import header
 
-from processors.base import Pipeline, PipelineConfig
+from processors.pipeline import Pipeline, PipelineConfig
 from streams import telemetry
 from streams.broker import produce, read_topic
 from streams.codec import SOURCE_HEADER, RawRecord

@@ -1,0 +1,1 @@
+"""dictionary step: the message's own identifiers and the institution / name / place lexicons."""

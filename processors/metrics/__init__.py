@@ -1,0 +1,1 @@
+"""metrics step: per-note recall proxy and clinical information retention."""

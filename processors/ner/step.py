@@ -1,0 +1,531 @@
+"""Transformer NER: a fine-tuned BIO token classifier (MiniLM, uncased) over whole notes.
+
+How a note becomes spans:
+
+1. The fast tokenizer splits the ORIGINAL text once (no special tokens) and keeps each word piece's
+   character offsets; the model is uncased, but offsets always point into the cased original.
+2. A note longer than the model window is cut into windows of ``max_length - 2`` pieces that overlap by
+   ``overlap`` pieces (the last window is aligned to the end, so no piece is skipped). Each piece is
+   predicted by the window in which it sits farthest from an edge (the cut is at the middle of each
+   overlap), so every prediction has at least ``overlap / 2`` pieces of context on both sides.
+3. All windows of all notes in a batch are sorted by length and run in chunks of ``batch_size`` under
+   ``torch.inference_mode``: one forward call per chunk, whatever the note boundaries. With ``quantize``
+   (CPU, dynamic int8) each window runs alone: int8 activations are scaled per tensor, so batching would
+   make a note's spans depend on the notes beside it. On CPU a window without padding runs through a
+   TorchScript trace of the model (checked against the model at load; same numbers, less Python overhead).
+4. Decoding (:func:`decode_spans`): a piece is an entity piece when ``1 - P(O) >= token_threshold``; its
+   class is the one with the highest ``P(B-c) + P(I-c)``. Consecutive entity pieces of one label form a
+   span unless a piece says ``B`` more strongly than ``I``; the span's subtype is the one with the most
+   probability mass over its pieces (a name is one span even if the model hesitates over its role). A span that starts or ends inside a word is
+   widened to the whole run of letters (or digits) it cut, so "Stock|um" never leaves "um" behind,
+   while "94" in "94F" stays "94"; a piece inside a word never starts a new span, and separators picked
+   up at a span's edges (",", quotes, brackets) are trimmed. The score is the mean entity probability ``1 - P(O)`` over the
+   span's pieces (how sure the model is that this is an identifier, whichever class; a name torn between
+   PATIENT and PROVIDER is still a sure name); spans under ``min_score`` are not emitted.
+5. With ``drop_function_words`` (default), spans made only of function words are dropped
+   (:func:`only_function_words`): out of clinical style the model tags "What", "is", "to", "'s".
+
+Tags are ``O``, ``B-<class>``, ``I-<class>``; a class is a ``schemas.Label`` value, optionally with a
+subtype (``NAME/PROVIDER``). The model and tokenizer load once per process and device
+(:func:`load_model` is cached); nothing is downloaded: ``model_dir`` must be a local folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field
+
+from processors.pipeline import BuildContext, Note, register
+from schemas.errors import ConfigError
+from schemas.labels import Label, Subtype, check_subtype
+from schemas.models import Span
+
+logger = logging.getLogger(__name__)
+
+#: The shipped model (fp16 safetensors + tokenizer + MODEL_CARD.md).
+DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "deid-minilm"
+#: Training metadata written by ``ner_train`` beside the weights (classes, data, command, scores).
+META_FILE = "deidstream_ner.json"
+OUTSIDE = "O"
+#: The shipped model's threshold, tuned for recall (README: threshold sweep): the ner step's ``token_threshold``
+#: and ``min_score`` and the ensemble's ``ner`` threshold (a span scores the mean of its pieces' probabilities,
+#: so a lower ensemble threshold would accept nothing more and a higher one would drop what the step found).
+DEFAULT_THRESHOLD = 0.15
+
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+
+
+# -- tags and classes -------------------------------------------------------------------------------------
+
+
+def class_name(label: Label | str, subtype: Subtype | str | None = None) -> str:
+    """The class string of a label (and optional subtype): ``NAME`` or ``NAME/PROVIDER``."""
+    return f"{Label(label)}/{Subtype(subtype)}" if subtype else str(Label(label))
+
+
+def parse_class(name: str) -> tuple[Label, Subtype | None]:
+    """Inverse of :func:`class_name`; raises ValueError on an unknown label or a foreign subtype."""
+    label, _, sub = name.partition("/")
+    subtype = Subtype(sub) if sub else None
+    check_subtype(label, subtype)
+    return Label(label), subtype
+
+
+def bio_tags(classes: Sequence[str]) -> list[str]:
+    """``O`` then ``B-c``, ``I-c`` for each class, in order (the model's label ids)."""
+    return [OUTSIDE] + [f"{p}-{c}" for c in classes for p in ("B", "I")]
+
+
+@dataclass(frozen=True, slots=True)
+class TagIndex:
+    """Where each class's B and I tags sit in the model output."""
+
+    classes: tuple[str, ...]
+    outside: int
+    begin: tuple[int, ...]
+    inside: tuple[int, ...]
+
+    @classmethod
+    def from_tags(cls, tags: Sequence[str]) -> TagIndex:
+        if OUTSIDE not in tags:
+            raise ConfigError("NER model tags lack 'O'")
+        pos = {t: i for i, t in enumerate(tags)}
+        classes = tuple(dict.fromkeys(t[2:] for t in tags if t[:2] in ("B-", "I-")))
+        bad = [c for c in classes if f"B-{c}" not in pos or f"I-{c}" not in pos or not _valid_class(c)]
+        if bad:
+            raise ConfigError(f"NER model has tags that are not BIO over deidstream labels: {sorted(bad)}")
+        return cls(classes, pos[OUTSIDE], tuple(pos[f"B-{c}"] for c in classes),
+                   tuple(pos[f"I-{c}"] for c in classes))
+
+
+def _valid_class(name: str) -> bool:
+    try:
+        parse_class(name)
+    except ValueError:
+        return False
+    return True
+
+
+# -- windows ----------------------------------------------------------------------------------------------
+
+
+def window_bounds(n_tokens: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Half-open token ranges of at most ``size`` tokens covering ``[0, n_tokens)``; neighbours overlap by
+    at least ``overlap`` tokens. The last window ends at ``n_tokens`` (no token is skipped)."""
+    if size <= overlap or overlap < 0:
+        raise ConfigError(f"window size {size} must exceed overlap {overlap} >= 0")
+    if n_tokens <= size:
+        return [(0, n_tokens)] if n_tokens else []
+    step = size - overlap
+    bounds = []
+    start = 0
+    while start + size < n_tokens:
+        bounds.append((start, start + size))
+        start += step
+    bounds.append((n_tokens - size, n_tokens))
+    return bounds
+
+
+def window_cores(bounds: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The tokens each window predicts: overlaps are cut in the middle, so cores tile the note exactly."""
+    cores = []
+    for k, (a, b) in enumerate(bounds):
+        lo = 0 if k == 0 else (a + bounds[k - 1][1]) // 2
+        hi = b if k == len(bounds) - 1 else (bounds[k + 1][0] + b) // 2
+        cores.append((lo, hi))
+    return cores
+
+
+# -- decoding ---------------------------------------------------------------------------------------------
+
+
+def _char_kind(ch: str) -> int:
+    return 1 if ch.isalpha() else 2 if ch.isdigit() else 0
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """Extend a span cut inside a run of letters (or of digits) to the whole run."""
+    kind = _char_kind(text[start])
+    while kind and start > 0 and _char_kind(text[start - 1]) == kind:
+        start -= 1
+    kind = _char_kind(text[end - 1])
+    while kind and end < len(text) and _char_kind(text[end]) == kind:
+        end += 1
+    return start, end
+
+
+_TRIM = " \t\r\n,;:!?\"'"
+_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_CLOSERS = {v: k for k, v in _PAIRS.items()}
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """Drop separators a span picked up at its edges ("Mercy General," -> "Mercy General"); a final "."
+    stays (abbreviations: "St.", "Jr."), a bracket stays when its partner is inside ("(555) 123-4567")."""
+    while start < end:
+        ch = text[start]
+        if ch in _TRIM or ch == "." or (ch in _PAIRS and _PAIRS[ch] not in text[start + 1: end]):
+            start += 1
+        elif ch in _CLOSERS:
+            start += 1
+        else:
+            break
+    while end > start:
+        ch = text[end - 1]
+        if ch in _TRIM or (ch in _CLOSERS and _CLOSERS[ch] not in text[start: end - 1]) or ch in _PAIRS:
+            end -= 1
+        else:
+            break
+    return start, end
+
+
+def decode_spans(
+    text: str, offsets: IntArray, probs: FloatArray, index: TagIndex, *,
+    token_threshold: float = 0.5, min_score: float = 0.0, source: str = "ner",
+) -> list[Span]:
+    """Spans from per-piece tag probabilities (see module docstring, step 4). ``offsets`` is (n, 2) char
+    offsets into ``text``; ``probs`` is (n, n_tags)."""
+    n = len(offsets)
+    if n == 0:
+        return []
+    p_begin = probs[:, list(index.begin)]
+    p_inside = probs[:, list(index.inside)]
+    p_class = p_begin + p_inside
+    best = p_class.argmax(axis=1)
+    rows = np.arange(n)
+    p_entity = 1.0 - probs[:, index.outside]  # "is this PHI", whatever the class: the ensemble's question
+    is_entity = p_entity >= token_threshold
+    begins = p_begin[rows, best] > p_inside[rows, best]
+
+    # classes of one label (NAME/PATIENT, NAME/PROVIDER) continue each other: a name is one span even when
+    # the model hesitates over the role of its parts; the span's class is the one with the most mass
+    label_of = [str(parse_class(c)[0]) for c in index.classes]
+    raw: list[tuple[int, int, int, float]] = []  # (start, end, class, score)
+    members: list[int] = []
+
+    def close() -> None:
+        if not members:
+            return
+        mass = p_class[members].sum(axis=0)
+        same = [k for k in range(len(index.classes)) if label_of[k] == label_of[int(best[members[0]])]]
+        cls = max(same, key=lambda k: float(mass[k]))
+        raw.append((int(offsets[members[0], 0]), int(offsets[members[-1], 1]), cls,
+                    float(p_entity[members].mean())))
+        members.clear()
+
+    for i in range(n):
+        a, b = int(offsets[i, 0]), int(offsets[i, 1])
+        if b <= a:
+            continue
+        if not is_entity[i]:
+            close()
+            continue
+        c = int(best[i])
+        if members:
+            last = members[-1]
+            end = int(offsets[last, 1])
+            # a piece inside a word ("tu|es") continues the word's span, whatever its own class or B/I
+            glued = a == end and _char_kind(text[a]) != 0 and _char_kind(text[a]) == _char_kind(text[a - 1])
+            if glued or (label_of[c] == label_of[int(best[last])] and not begins[i]):
+                members.append(i)
+                continue
+            close()
+        members.append(i)
+    close()
+
+    merged: list[tuple[int, int, int, float]] = []
+    for start, end, c, score in raw:
+        start, end = _trim(text, *_widen(text, start, end))
+        if end <= start:
+            continue
+        if merged and start < merged[-1][1]:  # widening joined two pieces of a word: one span, first class
+            ps, pe, pc, psc = merged[-1]
+            merged[-1] = (ps, max(pe, end), pc, max(psc, score))
+        else:
+            merged.append((start, end, c, score))
+    out = []
+    for start, end, c, score in merged:
+        if score < min_score:
+            continue
+        label, subtype = parse_class(index.classes[c])
+        out.append(Span(start=start, end=end, label=label, subtype=subtype,
+                        score=min(1.0, max(0.0, round(score, 6))), source=source))
+    return out
+
+
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split())
+_CLITICS = frozenset({"s", "t", "d", "m", "re", "ll", "ve"})
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def only_function_words(text: str) -> bool:
+    """True when ``text`` holds no letter or digit, or only function words (:func:`vocab.is_function_word`,
+    the same cut the name dictionaries use: "the", "what", "is", "from") and clitics ("'s", "'re").
+    Numbers, one-letter words (initials), month names and frequent first names ("Will") are never
+    function words."""
+    from dictionaries import vocab
+
+    words = _WORDS.findall(text.lower())
+    if not words:
+        return True
+    return all(w in _CLITICS or (w not in _MONTHS and vocab.is_function_word(w)) for w in words)
+
+
+# -- model loading and inference --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A tokenizer and model ready for inference on one device."""
+
+    tokenizer: Any
+    model: Any
+    index: TagIndex
+    device: str
+    model_id: str
+    quantized: bool
+    cls_id: int
+    sep_id: int
+    pad_id: int
+    #: TorchScript trace of the forward pass without attention mask (CPU), or None: same numbers as the
+    #: model, without the Python overhead of its module tree (~10% of a window's time on CPU)
+    traced: Any = None
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError("NER device cuda requested but CUDA is not available")
+    return device
+
+
+def model_id(model_dir: Path) -> str:
+    """``<folder name>-<first 12 hex of the weights' sha256>``: names the exact weights in output headers."""
+    digest = hashlib.sha256()
+    for f in sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin")):
+        with f.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return f"{model_dir.name}-{digest.hexdigest()[:12]}"
+
+
+def _quantize(model: Any) -> Any:
+    """Dynamic int8 quantization of the encoder's linear layers with per-channel weight scales; the
+    classifier stays in float. Per-tensor scales cost ~1 point of recall on dev notes, per-channel ~0.1."""
+    import torch
+    from torch.ao.quantization import per_channel_dynamic_qconfig
+
+    spec = {name: per_channel_dynamic_qconfig for name, mod in model.named_modules()
+            if isinstance(mod, torch.nn.Linear) and name != "classifier"}
+    with warnings.catch_warnings():  # torch.ao dynamic quantization is deprecated but still the fastest here
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(model, spec)  # type: ignore[no-untyped-call]
+
+
+def _trace(model: Any) -> Any:
+    """A TorchScript trace of ``model(input_ids=x).logits`` for one window without a mask, checked
+    against the model on lengths other than the traced one; None (eager is used) when tracing fails or
+    the trace disagrees."""
+    import torch
+
+    class Logits(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any) -> Any:
+            return self.inner(input_ids=input_ids).logits
+
+    gen = torch.Generator().manual_seed(0)
+    vocab = int(model.config.vocab_size)
+    try:
+        with warnings.catch_warnings(), torch.inference_mode():
+            warnings.simplefilter("ignore")  # TracerWarnings about shapes: the check below is the test
+            traced = torch.jit.trace(Logits(model).eval(), (torch.randint(0, vocab, (1, 48), generator=gen),),
+                                     check_trace=False)  # type: ignore[no-untyped-call]
+            for n in (5, 131):
+                x = torch.randint(0, vocab, (1, n), generator=gen)
+                if not torch.allclose(traced(x), model(input_ids=x).logits, atol=1e-4, rtol=0):
+                    logger.warning("NER trace disagrees with the model; using eager forward")
+                    return None
+    except Exception as exc:  # tracing is an optimisation: never fatal
+        logger.warning("NER trace failed (%s); using eager forward", type(exc).__name__)
+        return None
+    return traced
+
+
+#: the ``dtype`` option: torch dtype names; ``auto`` is float16 on CUDA, float32 on CPU
+DType = Literal["auto", "float16", "bfloat16", "float32"]
+DTYPES: tuple[str, ...] = get_args(DType)
+
+
+@functools.cache
+def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dtype: str = "auto") -> LoadedModel:
+    """Load tokenizer and model once per (folder, device, quantize, dtype). ``quantize`` applies dynamic int8
+    quantization of the linear layers (CPU and float32 only; ~1.6x faster here). ``dtype``: see :data:`DTYPES`."""
+    import torch
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    path = Path(model_dir)
+    if not (path / "config.json").is_file():
+        raise ConfigError(f"NER model folder not found or incomplete (no config.json): {path}")
+    dev = resolve_device(device)
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # load reports: weights only, noisy
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar on stderr
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    if not tokenizer.is_fast:
+        raise ConfigError("NER needs a fast tokenizer (tokenizer.json) for character offsets")
+    tokenizer.model_max_length = 1 << 30  # we window ourselves; silence the long-input warning
+    if dtype not in DTYPES:
+        raise ConfigError(f"NER dtype must be one of {', '.join(DTYPES)}")
+    name = ("float16" if dev.startswith("cuda") else "float32") if dtype == "auto" else dtype
+    model = AutoModelForTokenClassification.from_pretrained(str(path), local_files_only=True,
+                                                            dtype=getattr(torch, name))
+    model.eval()
+    quantized = False
+    if quantize and dev == "cpu" and name == "float32":
+        model = _quantize(model)
+        quantized = True
+    model.to(dev)
+    tags = [model.config.id2label[i] for i in range(len(model.config.id2label))]
+    loaded = LoadedModel(
+        tokenizer=tokenizer, model=model, index=TagIndex.from_tags(tags), device=dev, model_id=model_id(path),
+        quantized=quantized, cls_id=int(tokenizer.cls_token_id), sep_id=int(tokenizer.sep_token_id),
+        pad_id=int(tokenizer.pad_token_id or 0), traced=_trace(model) if dev == "cpu" else None,
+    )
+    logger.info("NER model %s loaded on %s (%d classes, quantized=%s, traced=%s)", loaded.model_id, dev,
+                len(loaded.index.classes), quantized, loaded.traced is not None)
+    return loaded
+
+
+@dataclass(frozen=True, slots=True)
+class PieceProbs:
+    """One note's word pieces: char offsets (n, 2) and tag probabilities (n, n_tags)."""
+
+    offsets: IntArray
+    probs: FloatArray
+
+
+def predict(
+    loaded: LoadedModel, texts: Sequence[str], *, batch_size: int = 32, max_length: int = 512, overlap: int = 64,
+) -> list[PieceProbs]:
+    """Tag probabilities for every word piece of every text (windows across all texts batched together)."""
+    import torch
+
+    if not texts:
+        return []
+    enc = loaded.tokenizer(list(texts), add_special_tokens=False, return_offsets_mapping=True,
+                           return_attention_mask=False, return_token_type_ids=False)
+    n_tags = len(loaded.model.config.id2label)
+    size = max_length - 2
+    results: list[PieceProbs] = []
+    jobs: list[tuple[int, int, int, int, int]] = []  # (note, win_start, win_end, core_lo, core_hi)
+    all_ids: list[list[int]] = enc["input_ids"]
+    for k, ids in enumerate(all_ids):
+        offsets = np.asarray(enc["offset_mapping"][k], dtype=np.int64).reshape(-1, 2)
+        results.append(PieceProbs(offsets, np.zeros((len(ids), n_tags), dtype=np.float32)))
+        bounds = window_bounds(len(ids), size, overlap)
+        for (a, b), (lo, hi) in zip(bounds, window_cores(bounds), strict=True):
+            jobs.append((k, a, b, lo, hi))
+    jobs.sort(key=lambda j: j[2] - j[1], reverse=True)  # similar lengths together: little padding
+    if loaded.quantized:
+        # dynamic int8 scales activations per tensor: in a batch, one note's numbers would shift another's
+        # predictions. One window per call keeps every note's result independent of its batch partners.
+        batch_size = 1
+    with torch.inference_mode():
+        for c in range(0, len(jobs), batch_size):
+            chunk = jobs[c: c + batch_size]
+            width = max(b - a for _, a, b, _, _ in chunk) + 2
+            ids_arr = np.full((len(chunk), width), loaded.pad_id, dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for r, (k, a, b, _, _) in enumerate(chunk):
+                ids_arr[r, : b - a + 2] = [loaded.cls_id, *all_ids[k][a:b], loaded.sep_id]
+                mask[r, : b - a + 2] = 1
+            # without padding, no mask: attention then takes the fused kernel (~20% of CPU time saved)
+            input_ids = torch.from_numpy(ids_arr).to(loaded.device)
+            unpadded = bool(mask.all())
+            if unpadded and loaded.traced is not None:
+                logits = loaded.traced(input_ids)
+            else:
+                attn = None if unpadded else torch.from_numpy(mask).to(loaded.device)
+                logits = loaded.model(input_ids=input_ids, attention_mask=attn).logits
+            probs = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+            for r, (k, a, _b, lo, hi) in enumerate(chunk):
+                # window row position 1 + (t - a) holds token t
+                results[k].probs[lo:hi] = probs[r, 1 + lo - a: 1 + hi - a]
+    return results
+
+
+def default_model_dir() -> Path:
+    return DEFAULT_MODEL_DIR
+
+
+def read_meta(model_dir: Path) -> dict[str, Any]:
+    """The training metadata beside the weights, or {} for a model not trained by ``train-ner``."""
+    path = model_dir / META_FILE
+    if not path.is_file():
+        return {}
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+@register("ner")
+class NER:
+    """Add ``source="ner"`` candidate spans from the fine-tuned token classifier."""
+
+    name = "ner"
+
+    class Config(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        model_dir: str | None = None
+        device: str = "auto"
+        batch_size: int = Field(default=32, ge=1)
+        max_length: int = Field(default=512, ge=16, le=512)
+        overlap: int = Field(default=64, ge=0)
+        token_threshold: float = Field(default=DEFAULT_THRESHOLD, gt=0, le=1)
+        min_score: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=1)
+        quantize: bool = True
+        #: weights and activations: auto (float16 on CUDA, float32 on CPU), float16, bfloat16, float32
+        dtype: DType = "auto"
+        #: drop spans made only of function words ("What", "is", "to", "'s"): the model's out-of-domain noise
+        drop_function_words: bool = True
+
+    def __init__(self, config: Config, ctx: BuildContext) -> None:
+        if config.overlap >= config.max_length - 2:
+            raise ConfigError("ner overlap must be smaller than max_length - 2")
+        self.config = config
+        model_dir = Path(config.model_dir).expanduser() if config.model_dir else default_model_dir()
+        self.model = load_model(str(model_dir.resolve()), config.device, config.quantize, config.dtype)
+        self.model_id = self.model.model_id
+
+    def process_batch(self, notes: Sequence[Note]) -> list[Note]:
+        cfg = self.config
+        pieces = predict(self.model, [n.text for n in notes], batch_size=cfg.batch_size,
+                         max_length=cfg.max_length, overlap=cfg.overlap)
+        out = []
+        for note, p in zip(notes, pieces, strict=True):
+            spans = decode_spans(note.text, p.offsets, p.probs, self.model.index,
+                                 token_threshold=cfg.token_threshold, min_score=cfg.min_score)
+            if cfg.drop_function_words:
+                spans = [x for x in spans if not only_function_words(note.text[x.start:x.end])]
+            out.append(note.add_spans(spans))
+        return out

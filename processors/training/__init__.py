@@ -1,0 +1,1 @@
+"""NER fine-tuning and feed-forward pruning. Not a step."""

@@ -1,0 +1,1 @@
+"""transform step: tags, per-patient surrogates, per-patient date shift; builds the output model."""

@@ -1,0 +1,297 @@
+"""`deidstream eval`: score the pipeline (or a predictions file) against gold spans.
+
+Token-level P/R/F1 (a token is PHI if any span overlaps it: "generous"), entity-level recall (every
+token covered: "conservative"), per label, with 95% bootstrap confidence intervals over notes. Unless
+``--no-metrics``, the notes also go through transform, leakcheck and metrics, so the report has the
+per-note recall proxy against true recall (Pearson, Spearman), the mean clinical information retention
+metrics and the share of medical terms destroyed. ``--judges`` adds a judge panel (majority voting).
+Writes ``report.json``, ``report.html`` and (when the pipeline ran) ``predictions.jsonl`` into ``--report``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from processors.evaluation.scoring import (
+    EvalResult,
+    GoldNote,
+    LabelCounts,
+    bootstrap_ci,
+    evaluate,
+    evaluate_note,
+    load_gold,
+    load_label_map,
+)
+from processors.pipeline import Note, Pipeline
+from schemas.errors import InputError
+from schemas.labels import is_direct
+from schemas.models import Span
+
+console = Console(stderr=True)
+logger = logging.getLogger(__name__)
+
+#: Steps appended after the detection steps when the report needs outputs and per-note metrics.
+OUTPUT_STEPS: tuple[str, ...] = ("transform", "leakcheck", "metrics")
+
+
+def predict(gold_notes: list[Any], *, config: Path | None, steps: str | None, batch_size: int,
+            workers: int) -> tuple[dict[str, list[dict[str, Any]]], float]:
+    """Run the pipeline's detection steps over the gold notes; spans by note id, and notes/s."""
+    from streams.cli import span_record
+
+    notes, rate = run_pipeline(gold_notes, config=config, steps=steps, batch_size=batch_size, workers=workers,
+                               with_metrics=False)
+    return {n.note_id: [span_record(s) for s in n.spans] for n in notes}, rate
+
+
+def run_pipeline(gold_notes: Sequence[GoldNote], *, config: Path | None, steps: str | None, batch_size: int,
+                 workers: int, with_metrics: bool) -> tuple[list[Note], float]:
+    """The pipeline over the gold notes (detection steps, then transform/leakcheck/metrics when
+    ``with_metrics``); processed notes in order, and notes/s."""
+    from streams.cli import load_settings, pipeline_config_for, run_notes
+
+    settings = load_settings(config)
+    cfg = pipeline_config_for(settings, detect_only=True, steps=steps)
+    if with_metrics:
+        cfg = cfg.model_copy(update={"steps": cfg.steps + OUTPUT_STEPS})
+    inputs = [g.to_note_in() for g in gold_notes]
+    t0 = time.perf_counter()
+    notes = [n for batch in run_notes(settings, cfg, inputs, batch_size=batch_size, workers=workers) for n in batch]
+    elapsed = time.perf_counter() - t0
+    return notes, len(inputs) / elapsed if elapsed > 0 else 0.0
+
+
+def read_predictions(path: Path) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                rec = json.loads(line)
+                out[str(rec.get("note_id", rec.get("id")))] = rec.get("spans", [])
+    return out
+
+
+def notes_from_predictions(gold_notes: Sequence[GoldNote], preds: Mapping[str, Sequence[Mapping[str, Any]]]
+                           ) -> list[Note]:
+    """Notes carrying predicted spans (our labels), ready for the output steps."""
+    notes = []
+    for g in gold_notes:
+        spans = []
+        for rec in preds.get(g.id, ()):
+            try:
+                spans.append(Span(start=int(rec["start"]), end=int(rec["end"]), label=rec["label"],
+                                  subtype=rec.get("subtype"), score=float(rec.get("score", 1.0)),
+                                  source=str(rec.get("source") or "pred")))
+            except (KeyError, ValueError, TypeError):
+                raise InputError(f"prediction for note {g.id!r}: invalid span (needs start, end and one of our "
+                                 "labels)") from None
+            if spans[-1].end > len(g.text):
+                raise InputError(f"prediction for note {g.id!r}: span beyond the text")
+        notes.append(Note(input=g.to_note_in(), spans=tuple(spans)))
+    return notes
+
+
+def run_output_steps(notes: Sequence[Note], *, config: Path | None, batch_size: int) -> list[Note]:
+    """transform, leakcheck and metrics over notes that already carry their spans."""
+    from streams.cli import build_pipeline, load_settings
+
+    settings = load_settings(config)
+    cfg = settings.pipeline_config().model_copy(update={"steps": OUTPUT_STEPS})
+    pipeline: Pipeline = build_pipeline(settings, cfg)
+    out: list[Note] = []
+    for i in range(0, len(notes), batch_size):
+        out.extend(pipeline.run_notes(notes[i:i + batch_size]))
+    return out
+
+
+def report_dict(result: EvalResult, *, gold: Path, n_boot: int, seed: int, extra: dict[str, Any]) -> dict[str, Any]:
+    rep = result.to_dict()
+    rep["gold"] = gold.name
+    rep["bootstrap"] = {"resamples": n_boot, "seed": seed, "ci95": bootstrap_ci(result.per_note, n=n_boot, seed=seed)}
+    rep.update(extra)
+    return rep
+
+
+def per_note_labels(gold_notes: Sequence[GoldNote], preds: Mapping[str, Sequence[Any]]
+                    ) -> list[dict[str, LabelCounts]]:
+    """Each note's per-label counts (the unit of the per-label bootstrap)."""
+    out = []
+    for g in gold_notes:
+        counts: dict[str, LabelCounts] = {}
+        evaluate_note(g, preds.get(g.id, ()), counts)
+        out.append(counts)
+    return out
+
+
+def note_rows(result: EvalResult, gold_notes: Sequence[GoldNote], notes: Sequence[Note] | None, *,
+              threshold: float = 0.85, cache_dir: Path | None = None) -> list[dict[str, Any]]:
+    """One row per note: gold counts, true recall, and (with processed notes) the recall proxy, the
+    string-based recall over GOLD entities (``lr_gold``), CIR metrics and medical terms destroyed."""
+    from processors.metrics.step import Entity, OffsetMap, entity_lsis, lr_at, medical_term_changes
+
+    by_id = {n.note_id: n for n in notes or ()}
+    vocab = None
+    rows: list[dict[str, Any]] = []
+    for c, g in zip(result.per_note, gold_notes, strict=True):
+        row: dict[str, Any] = {
+            "id": c.id, "kind": c.kind, "tokens": c.tokens, "tp": c.tp, "fp": c.fp, "fn": c.fn,
+            "entities": c.entities, "entities_found": c.entities_found,
+            "token_recall": c.tp / (c.tp + c.fn) if c.tp + c.fn else None,
+            "precision": c.tp / (c.tp + c.fp) if c.tp + c.fp else None,
+            "entity_recall": c.entities_found / c.entities if c.entities else None,
+        }
+        note = by_id.get(g.id)
+        m = note.metrics if note is not None else None
+        if note is not None and note.output is not None and m is not None:
+            r, k = m.recall, m.retention
+            if r is not None:
+                row.update(lr=r.lr, lrdi=r.lrdi, lrqi=r.lrqi, alid=r.alid, known=r.known, verbatim=r.verbatim)
+            if k is not None:
+                row.update(jsc=k.jsc, nsdcg=k.nsdcg, cire=k.cire, medical_term_retention=k.medical_term_retention,
+                           number_retention=k.number_retention, medical_terms=k.medical_terms)
+            row["leak"] = note.leak
+            offsets = OffsetMap.for_note(note.text, note.output, note.replacements)
+            ents = [Entity(s.start, s.end, s.label, is_direct(s.label, s.subtype)) for s in g.spans]
+            lsis = [x for x, _ in entity_lsis(note.text, note.output, ents, offsets)]
+            row["lr_gold"] = lr_at(lsis, threshold)
+            if vocab is None:
+                from dictionaries.medical import medical_vocabulary
+
+                vocab = medical_vocabulary(cache_dir)
+            changes = medical_term_changes(note, vocab)
+            destroyed = [(s, e) for s, e, d in changes if d]
+            row["medical_terms_destroyed"] = len(destroyed)
+            row["medical_terms_destroyed_wrongly"] = sum(
+                1 for s, e in destroyed if not any(gs.start < e and s < gs.end for gs in g.spans))
+        rows.append(row)
+    return rows
+
+
+def _versions(notes: Sequence[Note] | None) -> dict[str, Any] | None:
+    for n in notes or ():
+        if n.metrics is not None:
+            versions: dict[str, Any] = n.metrics.versions.model_dump(mode="json")
+            return versions
+    return None
+
+
+def print_table(rep: dict[str, Any]) -> None:
+    table = Table(title=f"{rep['gold']}: {rep['notes']} notes, {rep['tokens']} tokens")
+    for col in ("label", "gold tokens", "recall", "precision", "F1", "entity recall"):
+        table.add_column(col, justify="right" if col != "label" else "left")
+
+    def f(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    for label, c in rep["per_label"].items():
+        table.add_row(label, str(c["gold_tokens"]), f(c["recall"]), f(c["precision"]), f(c["f1"]),
+                      f(c["entity_recall"]))
+    ci = rep["bootstrap"]["ci95"]
+    table.add_row("ALL", str(rep["tp"] + rep["fn"]), f(rep["recall"]), f(rep["precision"]), f(rep["f1"]),
+                  f(rep["entity_recall"]), style="bold")
+    console.print(table)
+    if ci.get("recall"):
+        console.print(f"95% CI recall {ci['recall'][0]:.3f}-{ci['recall'][1]:.3f}, "
+                      f"precision {ci['precision'][0]:.3f}-{ci['precision'][1]:.3f}", highlight=False)
+    summary = rep.get("summary")
+    if summary:
+        corr = summary["proxy_vs_true_recall"]["token_recall"]
+        cir = summary["cir"]
+        med = summary["medical_terms"]
+        console.print(
+            f"recall proxy LR vs token recall: Pearson {f(corr['pearson'])}, Spearman {f(corr['spearman'])} "
+            f"(n={corr['n']}); mean JSC {f(cir['mean_jsc'])}, NSDCG {f(cir['mean_nsdcg'])}, "
+            f"CIRE {f(cir['mean_cire'])}; medical terms destroyed {f(med['share_destroyed'])}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("eval")
+    def eval_command(
+        gold: Annotated[Path, typer.Option("--gold", help="gold JSONL (shared eval format)")],
+        report: Annotated[Path, typer.Option("--report", help="folder for report.json / report.html")],
+        pred: Annotated[Path | None, typer.Option("--pred", help="predictions JSONL (detect output)")] = None,
+        labels: Annotated[str | None, typer.Option("--labels", help="label map: presidio | meddocan | MAP.yaml")] = None,
+        config: Annotated[Path | None, typer.Option("--config", help="YAML settings file")] = None,
+        steps: Annotated[str | None, typer.Option("--steps", help="comma-separated detection steps")] = None,
+        limit: Annotated[int | None, typer.Option("--limit", min=1, help="first N gold notes only")] = None,
+        bootstrap: Annotated[int, typer.Option("--bootstrap", min=1, help="bootstrap resamples")] = 100,
+        seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
+        batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 64,
+        workers: Annotated[int, typer.Option("--workers", min=1)] = 1,
+        metrics: Annotated[bool, typer.Option("--metrics/--no-metrics",
+                                              help="also transform + per-note metrics (recall proxy, CIR)")] = True,
+        judges: Annotated[str | None, typer.Option(
+            "--judges", help="judge panel, comma-separated: entity, partial, any, string, llm=URL@MODEL")] = None,
+        judge_threshold: Annotated[float, typer.Option("--judge-threshold", min=0.0, max=1.0,
+                                                       help="a verdict needs more than this share of votes")] = 0.5,
+        html_report: Annotated[bool, typer.Option("--html/--no-html", help="write report.html")] = True,
+    ) -> None:
+        """Token/entity precision-recall against gold, per label, with bootstrap CIs; recall proxy and
+        clinical information retention per note; report.json + report.html."""
+        from processors.evaluation.report import label_bootstrap, summarise, write_reports
+        from streams.cli import span_record
+
+        label_map = load_label_map(labels) if labels else None
+        gold_notes = load_gold(gold, label_map)
+        if limit is not None:
+            gold_notes = gold_notes[:limit]
+        extra: dict[str, Any] = {"labels": labels}
+        notes: list[Note] | None = None
+        if pred is not None:
+            preds = read_predictions(pred)
+            extra["predictions"] = pred.name
+            if metrics:
+                notes = run_output_steps(notes_from_predictions(gold_notes, preds), config=config,
+                                         batch_size=batch_size)
+        else:
+            notes, rate = run_pipeline(gold_notes, config=config, steps=steps, batch_size=batch_size,
+                                       workers=workers, with_metrics=metrics)
+            failed = [n for n in notes if n.error is not None]
+            if failed:
+                console.print(f"[yellow]{len(failed)} notes failed in the pipeline (counted as predicting "
+                              "nothing)[/]", markup=True)
+            preds = {n.note_id: [span_record(s) for s in n.spans] for n in notes if n.error is None}
+            extra["notes_per_s"] = round(rate, 1)
+        result = evaluate(gold_notes, preds)
+        rep = report_dict(result, gold=gold, n_boot=bootstrap, seed=seed, extra=extra)
+        rep["per_label_ci95"] = label_bootstrap(per_note_labels(gold_notes, preds), n=bootstrap, seed=seed)
+        from streams.cli import load_settings
+
+        settings = load_settings(config)
+        threshold = float(settings.pipeline.options.get("metrics", {}).get("threshold", 0.85))
+        rows = note_rows(result, gold_notes, notes, threshold=threshold, cache_dir=settings.cache_dir)
+        if notes is not None and metrics:
+            rep["summary"] = summarise(rows)
+            rep["versions"] = _versions(notes)
+        if judges:
+            from processors.evaluation.judges import build_judges, panel_items, run_panel
+            from processors.metrics.step import OffsetMap
+
+            try:
+                panel = build_judges(judges.split(","))
+            except ValueError as exc:
+                console.print(f"[red]error[/] {exc}", markup=True, highlight=False)
+                raise typer.Exit(2) from None
+            outputs = {n.note_id: (n.output, OffsetMap.for_note(n.text, n.output, n.replacements))
+                       for n in notes or () if n.output is not None}
+            items = panel_items({g.id: g.text for g in gold_notes}, {g.id: g.spans for g in gold_notes}, preds,
+                                outputs=outputs)
+            rep["judges"] = run_panel(panel, items, judge_threshold).to_dict()
+        rep["per_note"] = rows
+        if pred is None and notes is not None:
+            report.mkdir(parents=True, exist_ok=True)
+            with (report / "predictions.jsonl").open("w", encoding="utf-8") as fh:
+                for n in notes:
+                    fh.write(json.dumps({"note_id": n.note_id, "spans": preds.get(n.note_id, [])}) + "\n")
+        paths = write_reports(rep, rows, report, html_report=html_report)
+        print_table(rep)
+        console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False)

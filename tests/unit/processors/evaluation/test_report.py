@@ -1,0 +1,220 @@
+"""`deidstream eval` end to end on the synthetic fixture, checked against an independent token count, and
+the report helpers (per-label bootstrap, correlations, summaries)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from paths import DATA, REPO
+from typer.testing import CliRunner
+
+from processors.evaluation.report import correlation, label_bootstrap, render_html, summarise
+from processors.evaluation.scoring import LabelCounts
+from streams.cli import app
+
+FIXTURE = DATA / "synthetic_small.jsonl"
+WORD = re.compile(r"[^\W_]+")
+
+
+def independent_counts(gold_path: Path, pred_path: Path, mapping: dict[str, Any] | None = None,
+                       limit: int | None = None) -> dict[str, Any]:
+    """Token TP/FN/FP and entity counts recomputed from the files, without processors.evaluation.scoring.
+    ``mapping``: corpus label -> our label (null drops the span), as in the label-map YAML."""
+    preds = {}
+    for line in pred_path.read_text().splitlines():
+        rec = json.loads(line)
+        preds[rec["note_id"]] = [(s["start"], s["end"]) for s in rec["spans"]]
+    tp = fn = fp = ents = found = 0
+    name_gold = name_found = 0
+    for line in gold_path.read_text().splitlines()[:limit]:
+        rec = json.loads(line)
+        if mapping is not None:
+            rec["spans"] = [dict(s, label=mapping[s["label"]]) for s in rec["spans"] if mapping[s["label"]]]
+        toks = [m.span() for m in WORD.finditer(rec["text"])]
+        pred = preds.get(str(rec["id"]), [])
+
+        def hit(a: int, b: int, spans: list[tuple[int, int]]) -> bool:
+            return any(s < b and a < e for s, e in spans)
+
+        gold = [(s["start"], s["end"]) for s in rec["spans"]]
+        for a, b in toks:
+            g, p = hit(a, b, gold), hit(a, b, pred)
+            tp += g and p
+            fn += g and not p
+            fp += p and not g
+        for s in rec["spans"]:
+            inside = [(a, b) for a, b in toks if a < s["end"] and s["start"] < b]
+            if inside:
+                ents += 1
+                found += all(hit(a, b, pred) for a, b in inside)
+            if s["label"] == "NAME":
+                for a, b in inside:
+                    name_gold += 1
+                    name_found += hit(a, b, pred)
+    return {"recall": tp / (tp + fn), "precision": tp / (tp + fp), "entity_recall": found / ents,
+            "name_recall": name_found / name_gold, "tp": tp, "fn": fn, "fp": fp}
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("eval")
+    result = CliRunner().invoke(app, ["eval", "--gold", str(FIXTURE), "--report", str(out), "--steps",
+                                      "regex,dictionary,recovery,ensemble", "--bootstrap", "50",
+                                      "--judges", "entity,partial,string"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(report_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((report_dir / "report.json").read_text())
+    return data
+
+
+def test_when_eval_runs_then_recall_agrees_with_an_independent_token_count(report_dir: Path,
+                                                                          report: dict[str, Any]) -> None:
+    ind = independent_counts(FIXTURE, report_dir / "predictions.jsonl")
+    assert (report["tp"], report["fn"], report["fp"]) == (ind["tp"], ind["fn"], ind["fp"])
+    assert round(report["recall"], 3) == round(ind["recall"], 3)
+    assert round(report["precision"], 3) == round(ind["precision"], 3)
+    assert round(report["entity_recall"], 3) == round(ind["entity_recall"], 3)
+    assert round(report["per_label"]["NAME"]["recall"], 3) == round(ind["name_recall"], 3)
+    assert report["notes"] == 30 and report["recall"] > 0.8
+
+
+def test_when_eval_runs_then_per_label_cis_bracket_the_point_estimates(report: dict[str, Any]) -> None:
+    cis = report["per_label_ci95"]
+    assert set(cis) == set(report["per_label"])
+    for label, c in report["per_label"].items():
+        ci = cis[label]["recall"]
+        if c["recall"] is not None and c["gold_tokens"] >= 20:
+            assert ci[0] - 1e-9 <= c["recall"] <= ci[1] + 1e-9, label
+    lo, hi = report["bootstrap"]["ci95"]["recall"]
+    assert lo <= report["recall"] <= hi and report["bootstrap"]["resamples"] == 50
+
+
+def test_when_eval_runs_then_cir_and_recall_proxy_are_summarised(report: dict[str, Any]) -> None:
+    s = report["summary"]
+    for key in ("mean_jsc", "mean_nsdcg", "mean_cire", "mean_medical_term_retention", "mean_number_retention"):
+        assert s["cir"][key] is not None
+    assert 0 <= s["cir"]["mean_cire"] <= 1 and 0 <= s["cir"]["mean_jsc"] <= 100
+    med = s["medical_terms"]
+    assert med["terms"] > 0 and 0 <= med["destroyed_outside_gold"] <= med["destroyed"] <= med["terms"]
+    assert med["share_destroyed"] == pytest.approx(med["destroyed"] / med["terms"])
+    corr = s["proxy_vs_true_recall"]["token_recall"]
+    assert corr["n"] > 20 and (corr["pearson"] is None or -1 <= corr["pearson"] <= 1)
+    rows = report["per_note"]
+    assert len(rows) == 30 and all("lr" in r and "token_recall" in r for r in rows if r["entities"])
+    # lr_gold is the string-based recall over gold entities; both it and LR are percentages
+    assert all(0 <= r["lr_gold"] <= 100 for r in rows if r.get("lr_gold") is not None)
+    assert report["versions"]["dictionaries"]["medical"].startswith("med-")
+
+
+def test_when_judges_run_then_the_panel_is_reported(report: dict[str, Any]) -> None:
+    panel = report["judges"]
+    assert panel["judges"] == ["entity", "partial", "string"]
+    assert panel["tp"] + panel["fn"] + panel["discarded"] >= report["entities"]
+    assert set(panel["agreement_with_majority"]) == {"entity", "partial", "string"}
+
+
+def test_when_eval_runs_then_the_html_report_is_self_contained(report_dir: Path) -> None:
+    page = (report_dir / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 3
+    assert "<script" not in page and "http://" not in page and "https://" not in page
+    assert "Per label" in page and "Pearson" in page and "Judge panel" in page
+
+
+def test_when_predictions_are_given_then_a_single_entity_judge_matches_entity_recall(
+        report_dir: Path, report: dict[str, Any], tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", "--gold", str(FIXTURE), "--pred", str(report_dir / "predictions.jsonl"),
+                                      "--report", str(tmp_path), "--no-metrics", "--judges", "entity", "--no-html"])
+    assert result.exit_code == 0, result.output
+    again = json.loads((tmp_path / "report.json").read_text())
+    assert again["recall"] == report["recall"] and again["predictions"] == "predictions.jsonl"
+    assert "summary" not in again and not (tmp_path / "report.html").exists()
+    assert again["judges"]["recall"] == pytest.approx(report["entity_recall"])
+
+
+def test_when_predictions_are_given_with_metrics_then_outputs_are_rebuilt(report_dir: Path, report: dict[str, Any],
+                                                                         tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", "--gold", str(FIXTURE), "--pred", str(report_dir / "predictions.jsonl"),
+                                      "--report", str(tmp_path), "--limit", "5", "--no-html"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads((tmp_path / "report.json").read_text())["per_note"]
+    # the same spans give the same output: the string-based recall over gold entities is unchanged
+    assert [r["lr_gold"] for r in rows] == [r["lr_gold"] for r in report["per_note"][:5]]
+    assert all(r["lr"] is not None and r["cire"] is not None for r in rows if r["entities"])
+
+
+def test_when_presidio_sentences_are_scored_with_a_label_map_then_recall_agrees_too(shared_dir: Path,
+                                                                                   tmp_path: Path) -> None:
+    import yaml
+
+    gold = shared_dir / "data" / "eval" / "presidio_synth_v2.jsonl"
+    result = CliRunner().invoke(app, ["eval", "--gold", str(gold), "--labels", "presidio", "--limit", "150",
+                                      "--report", str(tmp_path), "--steps", "regex,dictionary,recovery,ensemble",
+                                      "--no-html"])
+    assert result.exit_code == 0, result.output
+    rep = json.loads((tmp_path / "report.json").read_text())
+    mapping = yaml.safe_load((REPO / "schemas" / "labelmaps" / "presidio.yaml")
+                             .read_text())["labels"]
+    ind = independent_counts(gold, tmp_path / "predictions.jsonl", mapping, limit=150)
+    assert (rep["tp"], rep["fn"], rep["fp"]) == (ind["tp"], ind["fn"], ind["fp"])
+    assert round(rep["recall"], 3) == round(ind["recall"], 3) and rep["notes"] == 150
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+def _counts(gold: int, found: int, ents: int = 1, ents_found: int = 1) -> LabelCounts:
+    return LabelCounts(gold_tokens=gold, gold_tokens_found=found, pred_tokens=found, pred_tokens_correct=found,
+                       entities=ents, entities_found=ents_found)
+
+
+def test_when_every_note_is_alike_then_the_label_interval_collapses() -> None:
+    per_note = [{"NAME": _counts(4, 3)} for _ in range(10)]
+    ci = label_bootstrap(per_note, n=20, seed=1)
+    assert ci["NAME"]["recall"] == (pytest.approx(0.75), pytest.approx(0.75))
+    assert ci["NAME"]["precision"] == (1.0, 1.0)
+
+
+def test_when_notes_differ_then_the_label_interval_is_deterministic_and_ordered() -> None:
+    per_note = [{"NAME": _counts(2, 2)}, {"NAME": _counts(2, 0)}, {"NAME": _counts(2, 1)}, {"DATE": _counts(3, 3)}]
+    a, b = label_bootstrap(per_note, n=200, seed=7), label_bootstrap(per_note, n=200, seed=7)
+    assert a == b
+    lo, hi = a["NAME"]["recall"]  # type: ignore[misc]
+    assert 0.0 <= lo < 0.5 < hi <= 1.0
+
+
+def test_when_rows_are_summarised_then_means_and_shares_are_hand_values() -> None:
+    rows = [
+        {"lr": 100.0, "token_recall": 1.0, "entity_recall": 1.0, "lr_gold": 100.0, "jsc": 100.0, "cire": 1.0,
+         "medical_terms": 10, "medical_terms_destroyed": 1, "medical_terms_destroyed_wrongly": 0, "leak": False},
+        {"lr": 50.0, "token_recall": 0.5, "entity_recall": 0.5, "lr_gold": 40.0, "jsc": 50.0, "cire": 0.5,
+         "medical_terms": 10, "medical_terms_destroyed": 3, "medical_terms_destroyed_wrongly": 2, "leak": True},
+        {"lr": 80.0, "token_recall": 0.9, "entity_recall": None, "lr_gold": None, "jsc": None, "cire": None,
+         "medical_terms": 0, "medical_terms_destroyed": 0, "medical_terms_destroyed_wrongly": 0},
+    ]
+    s = summarise(rows)
+    assert s["cir"]["mean_jsc"] == 75.0 and s["cir"]["mean_cire"] == 0.75 and s["cir"]["mean_nsdcg"] is None
+    assert s["recall_proxy"]["mean_lr"] == pytest.approx(230 / 3) and s["recall_proxy"]["notes_with_leak"] == 1
+    assert s["medical_terms"] == {"terms": 20, "destroyed": 4, "destroyed_outside_gold": 2, "share_destroyed": 0.2,
+                                  "share_destroyed_outside_gold": 0.1}
+    # (1.0, 1.0), (0.5, 0.5), (0.8, 0.9): ranks agree -> Spearman 1
+    corr = s["proxy_vs_true_recall"]["token_recall"]
+    assert corr["n"] == 3 and corr["spearman"] == pytest.approx(1.0) and corr["pearson"] > 0.9
+    assert corr["mean_abs_diff"] == pytest.approx(0.1 / 3)
+    assert correlation(rows, "lr", "entity_recall", 0.01)["n"] == 2
+
+
+def test_when_a_report_has_no_metrics_then_the_html_still_renders() -> None:
+    rep = {"gold": "g.jsonl", "notes": 1, "tokens": 3, "labels": None, "precision": 1.0, "recall": 0.5, "f1": 0.667,
+           "entity_recall": 0.0, "bootstrap": {"resamples": 10, "ci95": {"recall": [0.4, 0.6]}},
+           "per_label": {"NAME": {"gold_tokens": 2, "recall": 0.5, "precision": 1.0, "f1": 0.667, "entities": 1,
+                                  "entity_recall": 0.0}},
+           "per_label_ci95": {"NAME": {"recall": [0.4, 0.6]}}}
+    page = render_html(rep, [])
+    assert page.count("data:image/png;base64,") == 1 and "0.400–0.600" in page

@@ -1,0 +1,231 @@
+"""Token-level evaluation, label maps, gold loading and bootstrap intervals (hand-computed values)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from paths import DATA
+
+from processors.evaluation.scoring import (
+    GoldNote,
+    GoldSpan,
+    NoteCounts,
+    bootstrap_ci,
+    evaluate,
+    gold_from_records,
+    load_gold,
+    load_label_map,
+    tokens,
+)
+from schemas.errors import ConfigError, InputError
+from schemas.models import Span
+
+FIXTURE = DATA / "synthetic_small.jsonl"
+
+#           0         1         2         3         4
+#           0123456789012345678901234567890123456789012345
+TEXT = "Pt John Smith seen 7/22/2019, call 555-1234."
+# tokens: Pt John Smith seen 7 22 2019 call 555 1234  (10)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", []),
+    ("J.Smith,", [(0, 1), (2, 7)]),
+    ("555-1234", [(0, 3), (4, 8)]),
+    ("a_b  c", [(0, 1), (2, 3), (5, 6)]),
+    ("Zoë 42yo", [(0, 3), (4, 8)]),
+    ("-- , .", []),
+])
+def test_when_tokenising_then_runs_of_letters_and_digits_are_tokens(text: str,
+                                                                   expected: list[tuple[int, int]]) -> None:
+    assert tokens(text) == expected
+
+
+def _note(spans: list[tuple[int, int, str]], text: str = TEXT, note_id: str = "n1") -> GoldNote:
+    return GoldNote(note_id, text, tuple(GoldSpan(s, e, lab, None, text[s:e]) for s, e, lab in spans))
+
+
+def _pred(spans: list[tuple[int, int, str]]) -> list[dict[str, object]]:
+    return [{"start": s, "end": e, "label": lab} for s, e, lab in spans]
+
+
+NAME = (3, 13, "NAME")
+DATE = (19, 28, "DATE")
+PHONE = (35, 43, "PHONE")
+
+
+@pytest.mark.parametrize("case, gold, pred, tp, fp, fn, entities, found", [
+    ("exact match", [NAME], [NAME], 2, 0, 0, 1, 1),
+    ("partial overlap of both tokens", [NAME], [(5, 10, "NAME")], 2, 0, 0, 1, 1),
+    ("partial overlap of one token", [NAME], [(3, 5, "NAME")], 1, 0, 1, 1, 0),
+    ("prediction spanning two tokens", [(3, 7, "NAME")], [NAME], 1, 1, 0, 1, 1),
+    ("no prediction", [NAME, DATE], [], 0, 0, 5, 2, 0),
+    ("date cut short", [DATE], [(19, 23, "DATE")], 2, 0, 1, 1, 0),
+    ("prediction on punctuation only", [], [(28, 30, "DATE")], 0, 0, 0, 0, 0),
+    ("gold on punctuation only", [(28, 29, "DATE")], [], 0, 0, 0, 0, 0),
+    ("one of two entities found", [NAME, PHONE], [PHONE], 2, 0, 2, 2, 1),
+    ("false positive", [], [(0, 2, "NAME")], 0, 1, 0, 0, 0),
+    ("wrong label still covers", [NAME], [(3, 13, "ID")], 2, 0, 0, 1, 1),
+    ("overlapping predictions count a token once", [NAME], [NAME, (3, 7, "ID")], 2, 0, 0, 1, 1),
+])
+def test_when_evaluating_then_token_and_entity_counts_match_hand_counts(
+        case: str, gold: list[tuple[int, int, str]], pred: list[tuple[int, int, str]], tp: int, fp: int,
+        fn: int, entities: int, found: int) -> None:
+    result = evaluate([_note(gold)], {"n1": _pred(pred)})
+    assert (result.tp, result.fp, result.fn, result.entities, result.entities_found) == (tp, fp, fn, entities,
+                                                                                         found), case
+    assert result.tokens == 10
+
+
+def test_when_labels_disagree_then_recall_is_by_gold_label_and_precision_by_predicted_label() -> None:
+    result = evaluate([_note([NAME, DATE])], {"n1": _pred([(3, 13, "DATE")])})
+    assert (result.tp, result.fp, result.fn) == (2, 0, 3)
+    assert result.recall == pytest.approx(0.4) and result.precision == 1.0
+    name, date = result.per_label["NAME"], result.per_label["DATE"]
+    assert (name.gold_tokens, name.gold_tokens_found, name.pred_tokens, name.recall, name.precision) == (
+        2, 2, 0, 1.0, None)
+    assert (date.gold_tokens, date.gold_tokens_found, date.pred_tokens, date.pred_tokens_correct) == (3, 0, 2, 2)
+    assert (date.recall, date.precision, date.f1) == (0.0, 1.0, 0.0)
+    assert (name.entities, name.entities_found, date.entities, date.entities_found) == (1, 1, 1, 0)
+
+
+def test_when_predictions_are_span_models_then_they_are_scored_like_dicts() -> None:
+    spans = [Span(start=3, end=13, label="NAME", source="regex"), Span(start=35, end=38, label="PHONE",
+                                                                     source="regex")]
+    result = evaluate([_note([NAME, PHONE])], {"n1": spans})
+    assert (result.tp, result.fp, result.fn, result.entities_found) == (3, 0, 1, 1)
+    assert result.per_label["PHONE"].pred_tokens == 1
+
+
+def test_when_a_note_has_no_predictions_then_it_counts_as_missing_and_all_fn() -> None:
+    result = evaluate([_note([NAME]), _note([DATE], note_id="n2")], {"n1": _pred([NAME])})
+    assert result.missing_predictions == 1 and (result.tp, result.fn) == (2, 3)
+    blob = json.loads(json.dumps(result.to_dict(include_notes=True)))
+    assert blob["recall"] == pytest.approx(0.4) and len(blob["per_note"]) == 2
+    assert blob["per_label"]["DATE"]["recall"] == 0.0
+
+
+def test_when_nothing_is_predicted_or_gold_then_undefined_ratios_are_none() -> None:
+    result = evaluate([_note([])], {"n1": []})
+    assert (result.precision, result.recall, result.f1, result.entity_recall) == (None, None, None, None)
+
+
+# ----------------------------------------------------------------------------------------- label maps
+
+RECORD = {"id": "p1", "text": "Dr. Ann Lee, 67, lives in Ohio",
+          "spans": [{"start": 0, "end": 3, "label": "TITLE", "text": "Dr."},
+                    {"start": 4, "end": 11, "label": "PERSON", "text": "Ann Lee"},
+                    {"start": 13, "end": 15, "label": "AGE", "text": "67"},
+                    {"start": 26, "end": 30, "label": "GPE", "text": "Ohio"}]}
+
+
+def test_when_a_label_maps_to_none_then_its_spans_are_dropped() -> None:
+    (note,) = gold_from_records([RECORD], {"PERSON": "NAME", "TITLE": None, "AGE": None, "GPE": "LOCATION/STATE"})
+    assert [(s.text, s.label, s.subtype, s.source_label) for s in note.spans] == [
+        ("Ann Lee", "NAME", None, "PERSON"), ("Ohio", "LOCATION", "STATE", "GPE")]
+
+
+def test_when_labels_are_unmapped_then_the_error_lists_them() -> None:
+    with pytest.raises(InputError, match=r"\['AGE', 'GPE', 'TITLE'\]"):
+        gold_from_records([RECORD], {"PERSON": "NAME"})
+    with pytest.raises(InputError, match="PERSON"):
+        gold_from_records([RECORD], None)
+
+
+@pytest.mark.parametrize("target", ["HUMAN", "NAME/ZIP", "LOCATION/NOPE"])
+def test_when_a_map_target_is_not_our_label_then_config_error(target: str) -> None:
+    with pytest.raises(ConfigError, match="invalid targets"):
+        gold_from_records([RECORD], {"PERSON": target, "TITLE": None, "AGE": None, "GPE": None})
+
+
+PRESIDIO_LABELS = ["PERSON", "STREET_ADDRESS", "GPE", "ORGANIZATION", "CREDIT_CARD", "DATE_TIME", "TITLE",
+                   "PHONE_NUMBER", "AGE", "NRP", "EMAIL_ADDRESS", "ZIP_CODE", "DOMAIN_NAME", "IBAN_CODE", "US_SSN",
+                   "IP_ADDRESS", "US_DRIVER_LICENSE"]
+MEDDOCAN_LABELS = ["TERRITORIO", "FECHAS", "EDAD_SUJETO_ASISTENCIA", "NOMBRE_SUJETO_ASISTENCIA",
+                   "NOMBRE_PERSONAL_SANITARIO", "SEXO_SUJETO_ASISTENCIA", "CALLE", "PAIS", "ID_SUJETO_ASISTENCIA",
+                   "ID_TITULACION_PERSONAL_SANITARIO", "CORREO_ELECTRONICO", "ID_ASEGURAMIENTO", "HOSPITAL",
+                   "FAMILIARES_SUJETO_ASISTENCIA", "INSTITUCION", "ID_CONTACTO_ASISTENCIAL", "NUMERO_TELEFONO",
+                   "PROFESION", "NUMERO_FAX", "OTROS_SUJETO_ASISTENCIA", "CENTRO_SALUD", "ID_EMPLEO_PERSONAL_SANITARIO"]
+
+
+@pytest.mark.parametrize("name, corpus_labels, expected", [
+    ("presidio", PRESIDIO_LABELS, {"PERSON": "NAME", "TITLE": None, "NRP": None, "AGE": None, "US_SSN": "ID",
+                                   "STREET_ADDRESS": "LOCATION", "DOMAIN_NAME": "URL", "CREDIT_CARD": "ID"}),
+    ("meddocan", MEDDOCAN_LABELS, {"NOMBRE_SUJETO_ASISTENCIA": "NAME", "FECHAS": "DATE", "CALLE": "LOCATION",
+                                   "SEXO_SUJETO_ASISTENCIA": None, "FAMILIARES_SUJETO_ASISTENCIA": None,
+                                   "EDAD_SUJETO_ASISTENCIA": None, "NUMERO_FAX": "PHONE", "HOSPITAL": "ORGANIZATION",
+                                   "OTROS_SUJETO_ASISTENCIA": "OTHER"}),
+])
+def test_when_loading_a_packaged_map_then_every_corpus_label_is_mapped(
+        name: str, corpus_labels: list[str], expected: dict[str, str | None]) -> None:
+    mapping = load_label_map(name)
+    assert not set(corpus_labels) - set(mapping)
+    assert {k: mapping[k] for k in expected} == expected
+
+
+def test_when_loading_a_map_from_yaml_then_both_layouts_work(tmp_path: Path) -> None:
+    wrapped, bare = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    wrapped.write_text("name: mine\nlabels:\n  PERSON: NAME/PATIENT\n  TITLE: null\n")
+    bare.write_text("PERSON: NAME\n")
+    assert load_label_map(wrapped) == {"PERSON": "NAME/PATIENT", "TITLE": None}
+    assert load_label_map(str(bare)) == {"PERSON": "NAME"}
+    with pytest.raises(ConfigError, match="neither packaged"):
+        load_label_map("i2b2")
+
+
+# ----------------------------------------------------------------------------------------- gold files
+
+def test_when_loading_the_synthetic_fixture_then_gold_scores_itself_perfectly() -> None:
+    gold = load_gold(FIXTURE)
+    assert len(gold) == 30 and all(n.kind for n in gold)
+    result = evaluate(gold, {n.id: n.spans for n in gold})
+    assert (result.precision, result.recall, result.entity_recall, result.fn, result.fp) == (1.0, 1.0, 1.0, 0, 0)
+    with_patient = [n.to_note_in() for n in gold if n.extra.get("patient")]
+    assert with_patient and all(n.patient is not None and n.patient.mrn for n in with_patient)
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"id": "a", "text": "Ann", "spans": [{"start": 0, "end": 3, "label": "NAME", "text": "Bob"}]}',
+     "span text differs"),
+    ('{"id": "a", "text": "Ann", "spans": [{"start": 0, "end": 9, "label": "NAME"}]}', "outside the text"),
+    ('{"id": "a", "text": "Ann"', "line 1: not valid JSON"),
+    ('{"text": "Ann"}', "needs 'id' and 'text'"),
+])
+def test_when_a_gold_file_is_malformed_then_input_error_without_text(tmp_path: Path, line: str,
+                                                                     message: str) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(InputError, match=message) as info:
+        load_gold(path)
+    assert "Bob" not in str(info.value) and "Ann" not in str(info.value)
+
+
+# ----------------------------------------------------------------------------------------- bootstrap
+
+COUNTS = [NoteCounts(f"n{i}", 100, tp=8 + i % 3, fp=i % 2, fn=i % 4, entities=5, entities_found=4 + (i % 2))
+          for i in range(25)]
+
+
+def test_when_bootstrapping_with_a_seed_then_it_is_deterministic_and_contains_the_estimate() -> None:
+    first = bootstrap_ci(COUNTS, n=200, seed=3)
+    assert first == bootstrap_ci(COUNTS, n=200, seed=3)
+    assert first != bootstrap_ci(COUNTS, n=200, seed=4)
+    tp, fp, fn = (sum(getattr(c, k) for c in COUNTS) for k in ("tp", "fp", "fn"))
+    point = {"recall": tp / (tp + fn), "precision": tp / (tp + fp),
+             "entity_recall": sum(c.entities_found for c in COUNTS) / sum(c.entities for c in COUNTS)}
+    for key, value in point.items():
+        interval = first[key]
+        assert interval is not None and interval[0] <= value <= interval[1] and interval[0] < interval[1]
+    narrow = bootstrap_ci(COUNTS, n=200, seed=3, alpha=0.5)["recall"]
+    assert narrow is not None and first["recall"] is not None
+    assert first["recall"][0] <= narrow[0] <= narrow[1] <= first["recall"][1]
+
+
+def test_when_every_note_is_perfect_then_the_interval_is_a_point() -> None:
+    perfect = [NoteCounts("a", 10, 3, 0, 0, 1, 1), NoteCounts("b", 10, 5, 0, 0, 2, 2)]
+    assert bootstrap_ci(perfect, n=50)["recall"] == (1.0, 1.0)
+    assert bootstrap_ci([], n=10) == {"precision": None, "recall": None, "f1": None, "entity_recall": None}
+    with pytest.raises(ValueError):
+        bootstrap_ci(perfect, alpha=1.5)

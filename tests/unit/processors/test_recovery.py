@@ -1,0 +1,185 @@
+"""Recovery: candidate spans that are medical terms move to ``note.dropped``; names and the message's
+own identifiers stay. Spans are built directly (no dependency on the detectors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dictionaries.medical import default_cache_dir
+from processors.pipeline import BuildContext, Note, build_processor
+from processors.recovery import MedicalRecovery, covered
+from schemas import ConfigError
+from schemas.models import NoteIn, Patient, PersonName, Span
+
+#: (substring, label, source[, occurrence]) -> a Span on the n-th occurrence of the substring.
+SpanSpec = tuple[Any, ...]
+
+
+@pytest.fixture(scope="module")
+def recovery() -> MedicalRecovery:
+    proc = build_processor("recovery", {}, BuildContext(cache_dir=default_cache_dir()))
+    assert isinstance(proc, MedicalRecovery)
+    return proc
+
+
+def make_note(text: str, specs: list[SpanSpec], patient: Patient | None = None) -> Note:
+    spans = []
+    for spec in specs:
+        sub, label, source = spec[:3]
+        occurrence = spec[3] if len(spec) > 3 else 0
+        start = -1
+        for _ in range(occurrence + 1):
+            start = text.index(sub, start + 1)
+        spans.append(Span(start=start, end=start + len(sub), label=label, source=source))
+    return Note(input=NoteIn(note_id="n1", text=text, patient=patient), spans=tuple(spans))
+
+
+def surfaces(note: Note, spans: tuple[Span, ...]) -> list[str]:
+    return [note.text[s.start:s.end] for s in spans]
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        ("Completed a Bruce protocol stress test.", [("Bruce", "NAME", "ner")], ["Bruce"]),
+        ("Murphy sign positive on exam.", [("Murphy", "NAME", "ner")], ["Murphy"]),
+        ("Status post Whipple procedure for mass.", [("Whipple", "NAME", "ner")], ["Whipple"]),
+        ("Apgar score 8/9 at delivery.", [("Apgar", "NAME", "ner"), ("8/9", "DATE", "regex")], ["Apgar", "8/9"]),
+        ("St. Jude valve, INR 2.5 today.", [("St. Jude", "ORGANIZATION", "ner")], ["St. Jude"]),
+        ("Results were sent via MyChart.", [("MyChart", "ORGANIZATION", "ner")], ["MyChart"]),
+        ("General: NAD. Lungs clear.", [("NAD", "ID", "regex")], ["NAD"]),
+        ("Remains on FK506 after transplant.", [("FK506", "ID", "regex")], ["FK506"]),
+        ("History of Parkinson's disease.",
+         [("Parkinson", "NAME", "dictionary"), ("Parkinson's", "NAME", "ner"),
+          ("Parkinson's disease", "NAME", "ner")],
+         ["Parkinson", "Parkinson's", "Parkinson's disease"]),
+        ("Lasix 40 mg PO daily.", [("Lasix", "NAME", "ner"), ("Lasix 40 mg", "NAME", "ner")],
+         ["Lasix", "Lasix 40 mg"]),
+        ("TP53 g.7578395G>C detected.", [("7578395", "ID", "regex"), ("g.7578395G>C", "ID", "regex")],
+         ["7578395", "g.7578395G>C"]),
+        ("Foley catheter removed this morning.", [("Foley", "NAME", "ner")], ["Foley"]),
+        ("Kawasaki disease in childhood.", [("Kawasaki", "LOCATION", "ner")], ["Kawasaki"]),
+        ("Treated for Lyme disease last summer.", [("Lyme", "LOCATION", "dictionary")], ["Lyme"]),
+        ("Meds given at 0630 and 1800.", [("0630", "DATE", "regex"), ("1800", "DATE", "regex")], ["0630", "1800"]),
+        ("Vitals: BP 120/80, pain 6/10.", [("120/80", "DATE", "regex"), ("6/10", "DATE", "regex")],
+         ["120/80", "6/10"]),
+        ("BRCA1 c.68_69delAG, rs80357906.", [("BRCA1", "ID", "regex"), ("rs80357906", "ID", "regex")],
+         ["BRCA1", "rs80357906"]),
+        ("Allegra 180 mg daily for allergies.", [("Allegra", "NAME", "ner")], ["Allegra"]),
+        ("She was started on Allegra last week.", [("Allegra", "NAME", "ner")], ["Allegra"]),
+        ("CT head negative for bleed.", [("CT", "LOCATION", "ner")], ["CT"]),
+        ("Transferred to MICU overnight.", [("MICU", "ORGANIZATION", "ner")], ["MICU"]),
+        ("NEURO: APGAR 8/9. SKIN: BRADEN 13.", [("APGAR", "NAME", "dictionary"), ("BRADEN", "NAME", "dictionary")],
+         ["APGAR", "BRADEN"]),
+        ("3. Norco 5/325 1-2 tabs q4h PRN", [("Norco", "LOCATION", "dictionary")], ["Norco"]),
+        ("Held for a Mallory-Weiss tear.", [("Mallory", "NAME", "dictionary"), ("Weiss", "NAME", "dictionary")],
+         ["Mallory", "Weiss"]),
+        ("Echo (1/14): EF 55%, mild MR.", [("Echo", "NAME", "dictionary")], ["Echo"]),
+    ],
+)
+def test_when_span_is_a_medical_term_then_it_is_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    note = make_note(text, specs)
+    (out,) = recovery.process_batch([note])
+    assert sorted(surfaces(out, out.dropped)) == sorted(dropped)
+    assert len(out.spans) + len(out.dropped) == len(note.spans)
+
+
+@pytest.mark.parametrize(
+    ("text", "specs"),
+    [
+        ("Seen by Dr. Parkinson in clinic.", [("Dr. Parkinson", "NAME", "ner"), ("Parkinson", "NAME", "ner")]),
+        ("Mr. Bruce Wayne was admitted.", [("Bruce Wayne", "NAME", "ner"), ("Bruce", "NAME", "ner")]),
+        ("Note by Foley, RN at bedside.", [("Foley", "NAME", "ner")]),
+        ("Allegra called the clinic today.", [("Allegra", "NAME", "ner")]),
+        ("Wilson reported no new complaints.", [("Wilson", "NAME", "ner")]),
+        ("Discussed with Lasix Jones.", [("Lasix Jones", "NAME", "ner")]),
+        ("Admitted on 03/14/2023 at 0630.", [("03/14/2023", "DATE", "regex"), ("0630", "DATE", "regex")]),
+        ("Follow up on 6/10 in clinic.", [("6/10", "DATE", "regex")]),
+        ("He is 92 years old.", [("92", "AGE", "regex")]),
+        ("Lives in New Orleans, LA 70112.", [("70112", "LOCATION", "regex"), ("LA", "LOCATION", "ner")]),
+        ("Dose 555-1234 mg per pharmacy.", [("555-1234", "PHONE", "regex")]),
+        ("Portal: mychart@example.org", [("mychart@example.org", "EMAIL", "regex")]),
+        ("Completed a Bruce protocol stress test.", [("Bruce", "NAME", "message+ner")]),
+        ("Completed a Bruce protocol stress test.", [("Bruce", "NAME", "message")]),
+        ("Transferred to St. Jude for chemotherapy.", [("St. Jude", "ORGANIZATION", "ner")]),
+        ("Seen by Wells 2 weeks ago.", [("Wells", "NAME", "ner")]),
+        ("Allegra Smith was started on metoprolol.", [("Allegra", "NAME", "ner")]),
+        ("Admitted to Community Hospital.", [("Community Hospital", "ORGANIZATION", "dictionary")]),
+    ],
+)
+def test_when_span_is_an_identifier_then_it_is_kept(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec]
+) -> None:
+    note = make_note(text, specs)
+    (out,) = recovery.process_batch([note])
+    assert out.dropped == ()
+    assert out.spans == note.spans
+
+
+def test_when_patient_name_is_a_drug_brand_then_the_patients_identifiers_are_kept(recovery: MedicalRecovery) -> None:
+    patient = Patient(names=(PersonName(given="Allegra", family="Jones"),), mrn="12345678")
+    text = "Allegra Jones (MRN 12345678) was started on Allegra 180 mg daily."
+    note = make_note(
+        text,
+        [("Allegra Jones", "NAME", "message"), ("12345678", "ID", "message"),
+         ("Allegra", "NAME", "ner"), ("Allegra", "NAME", "ner", 1)],
+        patient=patient,
+    )
+    (out,) = recovery.process_batch([note])
+    assert out.dropped == ()
+    unprotected = build_processor(
+        "recovery", {"protect_message_identifiers": False}, BuildContext(cache_dir=default_cache_dir())
+    )
+    (out2,) = unprotected.process_batch([note])
+    assert [(s.start, s.source) for s in out2.dropped] == [(text.rindex("Allegra"), "ner")]
+
+
+def test_when_syntax_is_off_then_only_vocabulary_terms_are_dropped() -> None:
+    proc = build_processor("recovery", {"use_syntax": False}, BuildContext(cache_dir=default_cache_dir()))
+    note = make_note("Apgar score 8/9 at delivery.", [("Apgar", "NAME", "ner"), ("8/9", "DATE", "regex")])
+    (out,) = proc.process_batch([note])
+    assert surfaces(out, out.dropped) == ["Apgar"]
+    assert surfaces(out, out.spans) == ["8/9"]
+
+
+def test_when_note_has_no_candidates_then_it_is_returned_unchanged(recovery: MedicalRecovery) -> None:
+    empty = make_note("Nothing to see here.", [])
+    protected = make_note("Bruce protocol", [("Bruce", "NAME", "message")])
+    assert recovery.process_batch([empty, protected]) == [empty, protected]
+
+
+def test_when_note_already_has_dropped_spans_then_new_ones_are_appended(recovery: MedicalRecovery) -> None:
+    earlier = Span(start=0, end=4, label="NAME", source="ensemble", score=0.1)
+    note = make_note("Foley catheter in place.", [("Foley", "NAME", "ner")]).replace(dropped=(earlier,))
+    (out,) = recovery.process_batch([note])
+    assert out.dropped[0] == earlier
+    assert surfaces(out, out.dropped[1:]) == ["Foley"]
+    assert note.spans != out.spans  # the input note is not mutated
+    assert len(note.dropped) == 1
+
+
+def test_when_options_are_unknown_then_config_error() -> None:
+    with pytest.raises(ConfigError):
+        build_processor("recovery", {"bogus": 1}, BuildContext(cache_dir=default_cache_dir()))
+
+
+@pytest.mark.parametrize(
+    ("text", "intervals", "expected"),
+    [
+        ("Lasix", [(0, 5)], True),
+        ("Lasix,", [(0, 5)], True),                   # trailing punctuation
+        ("Parkinson's", [(0, 9)], True),              # possessive
+        ("Lasix Jones", [(0, 5)], False),             # extra non-medical text
+        ("Lasix 40 mg", [(0, 5), (6, 11)], True),     # a term and a dose side by side
+        ("Bruce", [(0, 14)], True),                   # inside a longer match
+        ("Lasix", [], False),
+    ],
+)
+def test_when_coverage_is_checked_then_only_trivial_leftovers_are_allowed(
+    text: str, intervals: list[tuple[int, int]], expected: bool
+) -> None:
+    assert covered(text + " protocol", 0, len(text), intervals) is expected
