@@ -1,0 +1,40 @@
+"""The one table of month and weekday names (English), for every step that reads or writes dates.
+
+Lower case; callers title-case or upper-case as they need. A fixed table, not the stdlib ``calendar``
+module's names, which follow the process locale.
+"""
+
+from __future__ import annotations
+
+MONTHS: tuple[str, ...] = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december",
+)
+#: Three-letter abbreviations, in month order ("sept" is the one four-letter form in use: MONTH_TOKENS).
+MONTH_ABBREVIATIONS: tuple[str, ...] = tuple(m[:3] for m in MONTHS)
+#: Every single-word month token: full names, three-letter abbreviations and "sept".
+MONTH_TOKENS: frozenset[str] = frozenset(MONTHS) | frozenset(MONTH_ABBREVIATIONS) | {"sept"}
+
+WEEKDAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEEKDAY_ABBREVIATIONS: tuple[str, ...] = tuple(d[:3] for d in WEEKDAYS)
+
+
+def month_number(token: str) -> int | None:
+    """1-12 for a month name or abbreviation in any case (a trailing dot allowed), else None."""
+    low = token.lower().rstrip(".")
+    if low not in MONTH_TOKENS:
+        return None
+    return MONTH_ABBREVIATIONS.index(low[:3]) + 1
+
+
+def month_alternation() -> str:
+    """A regex alternation (no group) that matches every month name or abbreviation, factored on the
+    three-letter prefix so a scanner tries one branch per first letters: ``jan(?:uary)?|...``."""
+    parts = []
+    for full in MONTHS:
+        head, tail = full[:3], full[3:]
+        if full == "september":
+            parts.append("sep(?:t(?:ember)?)?")
+        else:
+            parts.append(head + (f"(?:{tail})?" if tail else ""))
+    return "|".join(parts)
