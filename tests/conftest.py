@@ -1,13 +1,30 @@
-"""Shared fixtures. Derived vocabularies are cached in DEID_CACHE_DIR (default ~/.cache/deidstream)."""
+"""Shared fixtures, and the cache folder of the whole test run.
+
+Derived vocabularies (name/place lists, the medical vocabulary, lexicon automata) are cached in
+``DEID_CACHE_DIR``. Unless the environment sets it, the tests use ``<checkout>/.cache/test-vocab``
+(git-ignored): built once per checkout, reused by later runs, and never ``~/.cache/deidstream``.
+This module is imported before any test module, so the variable is set before the project is imported
+(worker and CLI subprocesses inherit it). Tests that build vocabularies into their own tmp folder still do.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from paths import REPO, SHARED
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+TEST_CACHE_DIR = REPO / ".cache" / "test-vocab"
+
+if not os.environ.get("DEID_CACHE_DIR"):
+    os.environ["DEID_CACHE_DIR"] = str(TEST_CACHE_DIR)
+
+
+@pytest.fixture(scope="session")
+def cache_dir() -> Path:
+    """The run's cache folder (``DEID_CACHE_DIR``)."""
+    return Path(os.environ["DEID_CACHE_DIR"]).expanduser()
 
 
 @pytest.fixture(scope="session")

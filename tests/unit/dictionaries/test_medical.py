@@ -1,18 +1,19 @@
 """Medical vocabulary: curated list, term matching with exact offsets, ambiguity, medical syntax.
 
-Uses the real vocabulary (built on first use into DEID_CACHE_DIR / ~/.cache/deidstream, then loaded).
+Uses the real vocabulary (built on first use into the run's DEID_CACHE_DIR, see tests/conftest.py, then
+loaded).
 """
 
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import pytest
 
 from dictionaries.medical import (
     CURATED_FILE,
     MedicalVocabulary,
-    default_cache_dir,
     medical_syntax_spans,
     medical_vocabulary,
     normalize_term,
@@ -140,8 +141,10 @@ def test_when_is_medical_is_asked_then_terms_and_syntax_count(
     assert vocab.is_medical(term) is medical
 
 
-def test_when_vocabulary_is_loaded_again_then_the_cached_pickle_is_used(vocab: MedicalVocabulary) -> None:
-    path = default_cache_dir() / f"medical-{vocab.version}.pkl"
+def test_when_vocabulary_is_loaded_again_then_the_cached_pickle_is_used(
+    vocab: MedicalVocabulary, cache_dir: Path
+) -> None:
+    path = cache_dir / f"medical-{vocab.version}.pkl"
     assert path.exists()
     assert medical_vocabulary() is vocab
     with path.open("rb") as f:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -11,29 +10,23 @@ from dictionaries import vocab
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    env = os.environ.get("DEID_CACHE_DIR")
-    folder = Path(env) if env else tmp_path_factory.getbasetemp() / "deid-cache"
-    vocab.set_cache_dir(folder)
-    vocab.load(folder)
-    return folder
+def cache(cache_dir: Path) -> Path:
+    """The run's cache folder (DEID_CACHE_DIR, see tests/conftest.py), with the vocabularies loaded."""
+    vocab.load(cache_dir)
+    return cache_dir
 
 
-def test_when_loaded_then_cache_file_is_written_and_reloads(tmp_path: Path) -> None:
-    # Build into a fresh folder regardless of what this process loaded before (test order must not matter).
-    saved = dict(vocab._LOADED)
+def test_when_loaded_then_cache_file_is_written_and_reloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Build into a fresh folder regardless of what this process loaded before (test order must not matter);
+    # the process's loaded bundle is put back afterwards.
+    monkeypatch.setattr(vocab, "_LOADED", {})
+    built = vocab.load(tmp_path)
+    path = tmp_path / f"vocab-{vocab.vocab_version()}.pkl"
+    assert path.is_file()
     vocab._LOADED.clear()
-    try:
-        built = vocab.load(tmp_path)
-        path = tmp_path / f"vocab-{vocab.vocab_version()}.pkl"
-        assert path.is_file()
-        vocab._LOADED.clear()
-        again = vocab.load(tmp_path)
-        assert again.version == built.version == vocab.vocab_version()
-        assert again is not built
-    finally:
-        vocab._LOADED.clear()
-        vocab._LOADED.update(saved)
+    again = vocab.load(tmp_path)
+    assert again.version == built.version == vocab.vocab_version()
+    assert again is not built
 
 
 def test_when_version_asked_then_it_is_a_stable_short_hash(cache: Path) -> None:

@@ -4,7 +4,6 @@ on synthetic notes with the real vocabularies."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -38,11 +37,9 @@ FACILITY = {"name": "Riverside Heights Hospital"}
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    env = os.environ.get("DEID_CACHE_DIR")
-    folder = Path(env) if env else tmp_path_factory.getbasetemp() / "deid-cache"
-    vocab.set_cache_dir(folder)
-    return folder
+def cache(cache_dir: Path) -> Path:
+    """The run's cache folder (DEID_CACHE_DIR, see tests/conftest.py)."""
+    return cache_dir
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dictionaries.medical import default_cache_dir
+from dictionaries import vocab
 from processors.pipeline import BuildContext, Note, build_processor
 from processors.recovery import MedicalRecovery, covered
 from schemas import ConfigError
@@ -19,7 +19,7 @@ SpanSpec = tuple[Any, ...]
 
 @pytest.fixture(scope="module")
 def recovery() -> MedicalRecovery:
-    proc = build_processor("recovery", {}, BuildContext(cache_dir=default_cache_dir()))
+    proc = build_processor("recovery", {}, BuildContext(cache_dir=vocab.cache_dir()))
     assert isinstance(proc, MedicalRecovery)
     return proc
 
@@ -132,14 +132,14 @@ def test_when_patient_name_is_a_drug_brand_then_the_patients_identifiers_are_kep
     (out,) = recovery.process_batch([note])
     assert out.dropped == ()
     unprotected = build_processor(
-        "recovery", {"protect_message_identifiers": False}, BuildContext(cache_dir=default_cache_dir())
+        "recovery", {"protect_message_identifiers": False}, BuildContext(cache_dir=vocab.cache_dir())
     )
     (out2,) = unprotected.process_batch([note])
     assert [(s.start, s.source) for s in out2.dropped] == [(text.rindex("Allegra"), "ner")]
 
 
 def test_when_syntax_is_off_then_only_vocabulary_terms_are_dropped() -> None:
-    proc = build_processor("recovery", {"use_syntax": False}, BuildContext(cache_dir=default_cache_dir()))
+    proc = build_processor("recovery", {"use_syntax": False}, BuildContext(cache_dir=vocab.cache_dir()))
     note = make_note("Apgar score 8/9 at delivery.", [("Apgar", "NAME", "ner"), ("8/9", "DATE", "regex")])
     (out,) = proc.process_batch([note])
     assert surfaces(out, out.dropped) == ["Apgar"]
@@ -164,7 +164,7 @@ def test_when_note_already_has_dropped_spans_then_new_ones_are_appended(recovery
 
 def test_when_options_are_unknown_then_config_error() -> None:
     with pytest.raises(ConfigError):
-        build_processor("recovery", {"bogus": 1}, BuildContext(cache_dir=default_cache_dir()))
+        build_processor("recovery", {"bogus": 1}, BuildContext(cache_dir=vocab.cache_dir()))
 
 
 @pytest.mark.parametrize(
