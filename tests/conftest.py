@@ -10,6 +10,7 @@ This module is imported before any test module, so the variable is set before th
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,17 @@ TEST_CACHE_DIR = REPO / ".cache" / "test-vocab"
 
 if not os.environ.get("DEID_CACHE_DIR"):
     os.environ["DEID_CACHE_DIR"] = str(TEST_CACHE_DIR)
+
+
+@pytest.fixture(autouse=True)
+def _environment_restored() -> Iterator[None]:
+    """os.environ after each test is what it was before it (monkeypatch undoes its own changes; this also
+    undoes what code run in-process sets, e.g. the CLI's ``--config`` sets DEID_CONFIG_FILE)."""
+    saved = os.environ.copy()
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from processors import pipeline
 from processors.ensemble import accept, clusters, resolve_overlaps
 from processors.pipeline import BuildContext, Note, Pipeline, PipelineConfig, build_processor, register
 from schemas import ConfigError, NoteIn, Span
@@ -90,7 +91,6 @@ class _Boom(Exception):
     pass
 
 
-@register("test_explode_on_marker")
 class _ExplodeOnMarker:
     """Raises on notes whose text contains a marker: the pipeline must isolate that note only."""
 
@@ -110,8 +110,16 @@ class _ExplodeOnMarker:
         return [n.add_spans([span(0, 1, source="test")]) for n in notes]
 
 
+@pytest.fixture
+def explode_on_marker(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test step, registered for one test only (the registry is restored afterwards)."""
+    monkeypatch.setitem(pipeline._REGISTRY, _ExplodeOnMarker.name, None)  # undo removes the entry
+    register(_ExplodeOnMarker.name)(_ExplodeOnMarker)
+    return _ExplodeOnMarker.name
+
+
 def test_when_one_note_raises_then_only_that_note_is_marked_and_reason_has_no_text(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, explode_on_marker: str,
 ) -> None:
     pipe = Pipeline.from_config(PipelineConfig(steps=("test_explode_on_marker", "ensemble")))
     notes = pipe.run([NoteIn(note_id="a", text="fine note"), NoteIn(note_id="b", text="BOOM Zanzibarova"),

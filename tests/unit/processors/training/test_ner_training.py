@@ -3,8 +3,10 @@ through the ``train-ner`` command (seconds, 2 encoder layers; not the shipped mo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -129,8 +131,31 @@ def test_when_a_note_is_longer_than_the_window_then_windows_cover_every_piece() 
 # -- end to end: train-ner on tiny data, then load the model in the ner processor -------------------------
 
 
+@contextlib.contextmanager
+def _global_rng_restored() -> Iterator[None]:
+    """Training seeds Python's, numpy's and torch's global generators and quiets transformers' logging:
+    all are put back afterwards (later tests must not depend on this module having run)."""
+    import numpy as np
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    py_state, np_state, verbosity = random.getstate(), np.random.get_state(), hf_logging.get_verbosity()
+    with torch.random.fork_rng(devices=[]):
+        try:
+            yield
+        finally:
+            random.setstate(py_state)
+            np.random.set_state(np_state)
+            hf_logging.set_verbosity(verbosity)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    with _global_rng_restored():
+        return _train_tiny(tmp_path_factory)
+
+
+def _train_tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from streams.cli.train import register
 
     tmp = tmp_path_factory.mktemp("ner_train")
@@ -200,10 +225,11 @@ def _tiny_bert(seed: int) -> Any:
     import torch
     from transformers import BertConfig, BertForTokenClassification
 
-    torch.manual_seed(seed)
     cfg = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                      intermediate_size=64, max_position_embeddings=64, num_labels=3)
-    return BertForTokenClassification(cfg).eval()
+    with torch.random.fork_rng(devices=[]):  # the global generator is left as it was
+        torch.manual_seed(seed)
+        return BertForTokenClassification(cfg).eval()
 
 
 def _tiny_windows(n: int, seed: int) -> list[tuple[list[int], list[int]]]:
