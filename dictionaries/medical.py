@@ -27,11 +27,9 @@ import bz2
 import functools
 import hashlib
 import logging
-import os
 import pickle
 import re
 import sqlite3
-import tempfile
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -41,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import ahocorasick
+
+from dictionaries import cache
 
 logger = logging.getLogger(__name__)
 
@@ -237,11 +237,6 @@ _LOCK = threading.Lock()
 _LOADED: dict[str, MedicalVocabulary] = {}
 
 
-def default_cache_dir() -> Path:
-    env = os.environ.get("DEID_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "deidstream"
-
-
 @functools.cache
 def vocabulary_version() -> str:
     """Hash of what the vocabulary is built from: builder code, thresholds, curated list, source
@@ -274,7 +269,7 @@ def medical_vocabulary(cache_dir: Path | None = None) -> MedicalVocabulary:
     with _LOCK:
         vocab = _LOADED.get(version)
         if vocab is None:
-            vocab = _load_or_build(Path(cache_dir) if cache_dir is not None else default_cache_dir(), version)
+            vocab = _load_or_build(Path(cache_dir) if cache_dir is not None else cache.cache_dir(), version)
             _LOADED[version] = vocab
     return vocab
 
@@ -291,21 +286,10 @@ def _load_or_build(cache_dir: Path, version: str) -> MedicalVocabulary:
             logger.warning("medical vocabulary cache unreadable (%s); rebuilding", type(exc).__name__)
     logger.info("building medical vocabulary %s (first use; cached afterwards)", version)
     data = build_vocabulary_data(version, cache_dir)
-    tmp: str | None = None
-    try:  # write via a temp file and rename: a concurrent reader never sees a torn file
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".medical-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; other workers sharing the cache must read it
-        os.replace(tmp, path)
+    if cache.write_atomic(path, data):
         for old in cache_dir.glob("medical-med-*.pkl"):  # other versions: 75 MB each, never read again
             if old != path:
                 old.unlink(missing_ok=True)
-    except OSError as exc:  # a read-only cache still works, only the next start is slow again
-        logger.warning("could not write medical vocabulary cache (%s)", type(exc).__name__)
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
     return _from_data(data)
 
 

@@ -23,12 +23,12 @@ import importlib.metadata
 import importlib.resources
 import json
 import logging
-import os
 import pickle
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from dictionaries.cache import cache_dir, set_cache_dir, write_atomic  # noqa: F401  (re-exported)
 
 logger = logging.getLogger(__name__)
 
@@ -92,24 +92,6 @@ class VocabBundle:
 
 
 # --- cache folder -------------------------------------------------------------------------------
-
-_cache_override: Path | None = None
-
-
-def set_cache_dir(path: Path | str | None) -> None:
-    """Use ``path`` for derived vocabularies in this process (``None``: back to env/default)."""
-    global _cache_override
-    _cache_override = Path(path) if path is not None else None
-
-
-def cache_dir() -> Path:
-    """Folder of derived vocabularies: :func:`set_cache_dir`, else ``DEID_CACHE_DIR``, else
-    ``~/.cache/deidstream``."""
-    if _cache_override is not None:
-        return _cache_override
-    env = os.environ.get("DEID_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "deidstream"
-
 
 # --- versions -----------------------------------------------------------------------------------
 
@@ -323,19 +305,6 @@ def load(cache: Path | None = None) -> VocabBundle:
         write_atomic(path, bundle)
     _LOADED["bundle"] = bundle
     return bundle
-
-
-def write_atomic(path: Path, obj: object) -> None:
-    """Pickle ``obj`` to ``path`` via a temp file and rename (readers never see a torn file)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as exc:  # a read-only cache still works, it is only slower next time
-        logger.warning("cannot write vocabulary cache (%s)", type(exc).__name__)
 
 
 # --- public lists ---------------------------------------------------------------------------------

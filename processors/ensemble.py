@@ -14,70 +14,13 @@ Pure functions over spans; the ``ensemble`` processor applies them to each note.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from processors.ner.step import DEFAULT_THRESHOLD as NER_THRESHOLD
 from processors.pipeline import BuildContext, Note, register
-from schemas.labels import Label
+from processors.spans import SOURCE_THRESHOLDS, resolve_overlaps, sources_of
 from schemas.models import Span
-
-#: Tie-break order: more specific / more harmful labels first.
-LABEL_PRIORITY: tuple[Label, ...] = (
-    Label.ID, Label.EMAIL, Label.PHONE, Label.URL, Label.IP, Label.NAME, Label.DATE, Label.AGE,
-    Label.LOCATION, Label.ORGANIZATION, Label.OTHER,
-)
-_PRIO = {label: i for i, label in enumerate(LABEL_PRIORITY)}
-
-
-def sources_of(span: Span) -> frozenset[str]:
-    return frozenset(span.source.split("+"))
-
-
-def clusters(spans: Iterable[Span]) -> list[list[Span]]:
-    """Group spans into maximal runs of overlapping spans, ordered by start."""
-    ordered = sorted(spans, key=lambda s: (s.start, -s.end))
-    groups: list[list[Span]] = []
-    end = -1
-    for span in ordered:
-        if groups and span.start < end:
-            groups[-1].append(span)
-            end = max(end, span.end)
-        else:
-            groups.append([span])
-            end = span.end
-    return groups
-
-
-def merge_cluster(group: Sequence[Span]) -> Span:
-    """One span for a group of overlapping spans (see module policy, step 3)."""
-    if len(group) == 1:
-        return group[0]
-    weight: dict[Label, float] = defaultdict(float)
-    best: dict[Label, Span] = {}
-    for s in group:
-        weight[s.label] += s.score
-        if s.label not in best or s.score > best[s.label].score:
-            best[s.label] = s
-    label = max(weight, key=lambda lab: (weight[lab], -_PRIO[lab]))
-    srcs: set[str] = set()
-    for s in group:
-        srcs |= sources_of(s)
-    return Span(
-        start=min(s.start for s in group),
-        end=max(s.end for s in group),
-        label=label,
-        subtype=best[label].subtype,
-        score=max(s.score for s in group),
-        source="+".join(sorted(srcs)),
-    )
-
-
-def resolve_overlaps(spans: Iterable[Span]) -> list[Span]:
-    """Non-overlapping spans sorted by start: each overlapping group merged into one."""
-    return [merge_cluster(g) for g in clusters(spans)]
 
 
 def accept(
@@ -109,7 +52,7 @@ class Ensemble:
     class Config(BaseModel):
         model_config = ConfigDict(extra="forbid")
         thresholds: dict[str, float] = Field(
-            default_factory=lambda: {"regex": 0.3, "message": 0.0, "dictionary": 0.5, "ner": NER_THRESHOLD, "llm": 0.5}
+            default_factory=lambda: dict(SOURCE_THRESHOLDS)
         )
         default_threshold: float = Field(default=0.5, ge=0, le=1)
         min_votes: int = Field(default=2, ge=1)

@@ -2,15 +2,17 @@
 
 Scans of ``note.output``:
 
-- ``message``: ``processors.dictionary.step.find_message_identifiers`` with the note's own patient block
+- ``message``: ``dictionaries.message.find_message_identifiers`` with the note's own patient block
   (exact + fuzzy at ``fuzzy_threshold``): any of the patient's / relatives' identifiers still there.
-  Provider names count only when the transform redacts providers; the facility name only with
+  (the pipeline's shared name rules). Provider names count only when the pipeline's policy redacts
+  providers; the facility name only with
   ``facility``; states and countries never (Safe Harbor allows them).
 - ``strict_names`` (part of the message scan): the people's name words once more, with context rules
   that know the output: a common-word surname ("JONES", Zipf >= 4) right after a replaced given name
   ("[NAME] JONES", "BRYCE Z. JONES") is a leak even in an ALL-CAPS line, where the dictionary's own
   rules (tuned for precision on the original) let it pass.
-- ``shapes``: the regex detector (same options as the pipeline's ``regex`` step), findings with score
+- ``shapes``: a regex detector built from the registry with this step's own ``shape_options`` (default: the
+  regex step's defaults; set them to match a customised ``regex`` step), findings with score
   >= ``shape_min_score``, run on the output with replacement regions and tags masked (``mask``): a
   surrogate must not lend context to its neighbours ("NGT, KY" is not "City, ST").
 
@@ -27,11 +29,13 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from dictionaries.message import find_message_identifiers
 from processors.pipeline import BuildContext, LeakFinding, Note, Replacement, build_processor, register
+from processors.spans import SpanDetector
 from schemas.errors import ProcessingError
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
@@ -43,10 +47,6 @@ _YEAR_RE = re.compile(r"(?:1[89]|20|21)\d\d")
 #: Safe Harbor allows states and countries: never a leak.
 _ALLOWED_SUBTYPES = frozenset({Subtype.STATE.value, Subtype.COUNTRY.value})
 _DEFAULT_LABELS = ["NAME", "PHONE", "ID", "EMAIL", "DATE", "URL", "IP", "AGE", "LOCATION"]
-
-
-class ShapeDetector(Protocol):
-    def detect(self, text: str) -> list[Span]: ...
 
 
 def excluded_regions(output: str, replacements: Sequence[Replacement]) -> list[tuple[int, int]]:
@@ -218,6 +218,8 @@ class LeakCheck:
         facility: bool = False
         #: also scan the people's name words with output-aware context rules (see strict_name_hits)
         strict_names: bool = True
+        #: options of the regex detector that scans the output for identifier shapes
+        shape_options: dict[str, Any] = Field(default_factory=dict)
 
         @field_validator("labels")
         @classmethod
@@ -227,19 +229,13 @@ class LeakCheck:
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
         self.labels = frozenset(config.labels)
-        options: dict[str, Any] = dict(ctx.config.options) if ctx.config is not None else {}
-        transform = options.get("transform", {})
-        self.redact_providers = bool(transform.get("redact_providers", True))
-        self._regex: ShapeDetector | None = None
+        self.redact_providers = ctx.policy.redact_providers
+        self._min_name_len = ctx.policy.min_name_len
+        self._common_zipf = ctx.policy.common_word_zipf
+        self._regex: SpanDetector | None = None
         if config.shapes:
-            self._regex = cast(ShapeDetector, build_processor("regex", options.get("regex", {}), ctx))
-        # the message scan uses the dictionary step's own name options, so it matches what it matched
-        dictionary = options.get("dictionary", {})
-        self._message_options = {k: dictionary[k] for k in ("common_word_zipf", "min_name_len") if k in dictionary}
-        self._min_name_len = int(dictionary.get("min_name_len", 2))
-        self._common_zipf: float | None = dictionary.get("common_word_zipf")
+            self._regex = cast(SpanDetector, build_processor("regex", config.shape_options, ctx))
         if config.message:
-            import processors.dictionary.step  # noqa: F401  (fail at construction, not on the first note)
             from dictionaries import vocab
 
             vocab.load(ctx.cache_dir)
@@ -256,10 +252,9 @@ class LeakCheck:
         findings: set[LeakFinding] = set()
 
         if self.config.message:
-            from processors.dictionary.step import find_message_identifiers
-
             for s in find_message_identifiers(output, note.input, fuzzy=True,
-                                              threshold=self.config.fuzzy_threshold, **self._message_options):
+                                              threshold=self.config.fuzzy_threshold,
+                                              common_word_zipf=self._common_zipf, min_name_len=self._min_name_len):
                 if (s.label in self.labels and not touches(regions, starts, s.start, s.end)
                         and message_counts(s, redact_providers=self.redact_providers,
                                            facility=self.config.facility)):
@@ -290,8 +285,6 @@ class LeakCheck:
     def _common(self, word: str) -> bool:
         from dictionaries import vocab
 
-        if self._common_zipf is None:
-            return vocab.is_common_word(word)
         return vocab.is_common_word(word, self._common_zipf)
 
     @staticmethod

@@ -8,30 +8,42 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import json
 import logging
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from dictionaries import cache, vocab
 from schemas.errors import ConfigError
-from schemas.models import NoteIn, Span
+from schemas.models import NoteIn, Span, Versions
 
 logger = logging.getLogger(__name__)
 
 PIPELINE_VERSION = "0.1.0"
 
-#: Default step order. Detectors (regex, the shipped NER model, dictionaries) add candidate spans; recovery
-#: drops medical terms among them; the ensemble merges what is left into one labelled span per region;
-#: transform writes the output. Without a model (or for the fastest CPU path) drop "ner".
-DEFAULT_STEPS: tuple[str, ...] = (
-    "regex", "ner", "dictionary", "recovery", "ensemble", "transform", "leakcheck", "metrics",
-)
+#: The registry's rows: every step by name -> the module that registers it, in the default order, with
+#: its role. Detectors (regex, the shipped NER model, dictionaries) add candidate spans; recovery drops
+#: medical terms among them; the ensemble merges what is left into one labelled span per region;
+#: transform writes the output; leakcheck re-scans it; metrics measures the note.
+STEP_MODULES: dict[str, str] = {
+    "regex": "processors.regex.step",            # identifier shapes (Presidio pattern recognizers as data)
+    "ner": "processors.ner.step",                # fine-tuned transformer token classifier
+    "dictionary": "processors.dictionary.step",  # the message's own identifiers + institution/name lists
+    "recovery": "processors.recovery",           # un-tag medical terms and clinical number syntax
+    "ensemble": "processors.ensemble",           # thresholds, votes, overlap resolution
+    "transform": "processors.transform.step",    # tag | surrogate | dateshift; builds the output
+    "leakcheck": "processors.leakcheck",         # re-scan the OUTPUT for identifiers
+    "metrics": "processors.metrics.step",        # recall proxy + clinical information retention
+}
+
+#: Default step order (all of STEP_MODULES). Without a model (or for the fastest CPU path) drop "ner".
+DEFAULT_STEPS: tuple[str, ...] = tuple(STEP_MODULES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,20 +118,54 @@ class Processor(Protocol):
     def process_batch(self, notes: Sequence[Note]) -> list[Note]: ...
 
 
-def default_cache_dir() -> Path:
-    """``DEID_CACHE_DIR`` if set, else ``~/.cache/deidstream`` (derived vocabularies live here)."""
-    env = os.environ.get("DEID_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "deidstream"
+class SharedPolicy(BaseModel):
+    """What several steps must agree on, set once for the pipeline (never read from another step's options).
+
+    ``transform`` redacts providers or not, and ``leakcheck`` / ``metrics`` must judge the output by the same
+    rule; ``dictionary`` finds the message's names with the name rules, and ``leakcheck`` must re-scan the
+    output with the same rules to find what the dictionary would have found.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: providers' (clinicians') names are identifiers to remove
+    redact_providers: bool = True
+    #: name parts at or above this wordfreq Zipf value are common words (see dictionaries.vocab)
+    common_word_zipf: float = Field(default=vocab.COMMON_WORD_ZIPF, ge=0, le=8)
+    #: shorter name parts are ignored (initials are matched separately)
+    min_name_len: int = Field(default=2, ge=1)
+
+
+class PipelineConfig(BaseModel):
+    """Which steps run, in which order, each step's options (validated by the step's own Config), and the
+    policy the steps share."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    steps: tuple[str, ...] = DEFAULT_STEPS
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    policy: SharedPolicy = Field(default_factory=SharedPolicy)
+
+    def config_hash(self) -> str:
+        """Stable short hash of the effective config (no secrets in it)."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
 class BuildContext:
-    """What processors may need at construction: the HMAC secret, a cache folder, and the whole config."""
+    """What a step may know at construction besides its own options: the HMAC secret, the cache folder,
+    which steps the pipeline runs, the shared policy, the config hash, and (once every step is built) the
+    pipeline's versions. Never another step's options."""
 
     secret: bytes | None = None
     secret_is_default: bool = True
-    cache_dir: Path = field(default_factory=lambda: default_cache_dir())
-    config: PipelineConfig | None = None
+    cache_dir: Path = field(default_factory=cache.cache_dir)
+    steps: tuple[str, ...] = ()
+    policy: SharedPolicy = field(default_factory=SharedPolicy)
+    config_hash: str = "none"
+    #: the built pipeline's versions (model, dictionaries, config hash); None outside a Pipeline
+    versions: Callable[[], Versions] | None = None
 
 
 class ProcessorFactory(Protocol):
@@ -127,21 +173,17 @@ class ProcessorFactory(Protocol):
 
 
 _REGISTRY: dict[str, ProcessorFactory] = {}
-_LAZY_MODULES: dict[str, str] = {
-    "regex": "processors.regex.step",
-    "dictionary": "processors.dictionary.step",
-    "recovery": "processors.recovery",
-    "ensemble": "processors.ensemble",
-    "transform": "processors.transform.step",
-    "leakcheck": "processors.leakcheck",
-    "ner": "processors.ner.step",
-    "llm": "processors.llm",
-    "metrics": "processors.metrics.step",
-    "presidio_spacy": "processors.presidio_spacy",
-}
+
+
+def _validation_reason(exc: ValidationError) -> str:
+    """Field paths and error types only (option values are not echoed)."""
+    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '<root>'}: {e.get('type')}"
+             for e in exc.errors(include_input=False, include_url=False)]
+    return "; ".join(parts[:5])
+
 
 def register(name: str) -> Callable[[type[Any]], type[Any]]:
-    """Class decorator: register a processor class by name.
+    """Class decorator: register a processor class by name (its module must be a row of STEP_MODULES).
 
     The class must have a nested pydantic ``Config`` model (its options, ``extra="forbid"``) and an
     ``__init__(self, config, ctx: BuildContext)``. It is built by ``build_processor(name, options, ctx)``.
@@ -151,8 +193,9 @@ def register(name: str) -> Callable[[type[Any]], type[Any]]:
         def factory(options: Mapping[str, Any], ctx: BuildContext) -> Processor:
             try:
                 config = cls.Config.model_validate(dict(options))
-            except Exception as exc:  # pydantic ValidationError; hide_input_in_errors on the models
-                raise ConfigError(f"invalid options for processor {name!r}: {exc}") from None
+            except ValidationError as exc:
+                raise ConfigError(f"invalid options for step {name!r}: {_validation_reason(exc)}",
+                                  code="E303") from None
             proc: Processor = cls(config, ctx)
             return proc
 
@@ -164,46 +207,39 @@ def register(name: str) -> Callable[[type[Any]], type[Any]]:
 
 
 def available_processors() -> list[str]:
-    return sorted(set(_REGISTRY) | set(_LAZY_MODULES))
+    return sorted(set(_REGISTRY) | set(STEP_MODULES))
 
 
 def build_processor(name: str, options: Mapping[str, Any], ctx: BuildContext) -> Processor:
-    if name not in _REGISTRY and name in _LAZY_MODULES:
-        import importlib
-
-        importlib.import_module(_LAZY_MODULES[name])
+    """Build the step ``name`` (importing its module on first use) with its own ``options``."""
     if name not in _REGISTRY:
-        raise ConfigError(f"unknown processor {name!r}; available: {', '.join(available_processors())}")
+        module = STEP_MODULES.get(name)
+        if module is None:
+            raise ConfigError(f"unknown step {name!r}; available: {', '.join(available_processors())}",
+                              code="E301")
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(f"step {name!r}: its module {module} cannot be imported ({type(exc).__name__}: "
+                              f"{exc.name or 'unknown module'})", code="E302") from None
+        if name not in _REGISTRY:
+            raise ConfigError(f"step {name!r}: module {module} registers no step of that name", code="E302")
     return _REGISTRY[name](options, ctx)
-
-
-class PipelineConfig(BaseModel):
-    """Which steps run, in which order, and each step's options (validated by the step's own Config)."""
-
-    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
-
-    steps: tuple[str, ...] = DEFAULT_STEPS
-    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
-
-    def config_hash(self) -> str:
-        """Stable short hash of the effective config (no secrets in it)."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 DEFAULT_SECRET = "deidstream-insecure-default-secret"
 
 
 def make_context(
-    config: PipelineConfig, secret: SecretStr | str | None = None, cache_dir: Path | None = None
+    config: PipelineConfig, secret: SecretStr | str | None = None, cache_dir: Path | None = None,
+    versions: Callable[[], Versions] | None = None,
 ) -> BuildContext:
     raw = secret.get_secret_value() if isinstance(secret, SecretStr) else secret
     is_default = not raw or raw == DEFAULT_SECRET
-    kwargs: dict[str, Any] = {}
-    if cache_dir is not None:
-        kwargs["cache_dir"] = cache_dir
     return BuildContext(
-        secret=(raw or DEFAULT_SECRET).encode(), secret_is_default=is_default, config=config, **kwargs
+        secret=(raw or DEFAULT_SECRET).encode(), secret_is_default=is_default,
+        cache_dir=cache_dir if cache_dir is not None else cache.cache_dir(), steps=tuple(config.steps),
+        policy=config.policy, config_hash=config.config_hash(), versions=versions,
     )
 
 
@@ -214,6 +250,7 @@ class Pipeline:
     def __init__(self, processors: Sequence[Processor], config: PipelineConfig | None = None) -> None:
         self.processors = list(processors)
         self.config = config or PipelineConfig(steps=tuple(p.name for p in processors))
+        self._versions: Versions | None = None
 
     @classmethod
     def from_config(
@@ -221,9 +258,31 @@ class Pipeline:
         cache_dir: Path | None = None,
     ) -> Pipeline:
         config = config or PipelineConfig()
-        ctx = make_context(config, secret, cache_dir)
+        built: list[Pipeline] = []
+        ctx = make_context(config, secret, cache_dir, versions=lambda: built[0].versions())
         procs = [build_processor(step, config.options.get(step, {}), ctx) for step in config.steps]
-        return cls(procs, config)
+        pipeline = cls(procs, config)
+        built.append(pipeline)
+        return pipeline
+
+    def versions(self) -> Versions:
+        """What the output headers and metrics name: the pipeline version, the model a step runs
+        (``model_id``), every vocabulary a step loaded (``dictionary_versions()``), and the config hash."""
+        if self._versions is None:
+            model: str | None = None
+            dictionaries: dict[str, str] = {}
+            for proc in self.processors:
+                try:
+                    model = model or getattr(proc, "model_id", None)
+                    report = getattr(proc, "dictionary_versions", None)
+                    if callable(report):
+                        dictionaries.update({str(k): str(v) for k, v in report().items()})
+                except Exception as exc:  # noqa: BLE001 - versions are informative; never fail the pipeline
+                    logger.warning("versions of step %s unavailable (%s)", proc.name, type(exc).__name__)
+            self._versions = Versions(pipeline=PIPELINE_VERSION, model=model,
+                                      dictionaries=dict(sorted(dictionaries.items())),
+                                      config_hash=self.config.config_hash())
+        return self._versions
 
     def run(self, inputs: Sequence[NoteIn]) -> list[Note]:
         return self.run_notes([Note(input=n) for n in inputs])

@@ -217,6 +217,9 @@ class MedicalRecovery:
         self.protected = frozenset(config.protect_sources)
         self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
 
+    def dictionary_versions(self) -> dict[str, str]:
+        return {"medical": self.vocab.version}
+
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
         return [self.process_note(n) for n in notes]
 

@@ -1,6 +1,15 @@
-"""Coded errors. Messages name codes, segments, fields and offsets, never note content."""
+"""Coded errors and the one table of error codes (spaCy's ``Errors`` is the model).
+
+Every code the project raises or dead-letters is a row of :data:`ERROR_CODES`: the exception class it
+belongs to and what it means. The README's error table is checked against it. Messages name codes,
+segments, fields, offsets and sizes, never note content.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 
 class DeidError(Exception):
@@ -11,6 +20,8 @@ class DeidError(Exception):
     def __init__(self, message: str, *, code: str | None = None) -> None:
         if code is not None:
             self.code = code
+        if self.code not in ERROR_CODES:  # a programming error: every code has a row in the table
+            raise KeyError(f"error code {self.code} is not in schemas.errors.ERROR_CODES")
         #: the message without its code prefix (PHI-free like the rest)
         self.reason = message
         super().__init__(f"[{self.code}] {message}")
@@ -48,3 +59,51 @@ class ProcessingError(DeidError):
     """A processor failed on a note."""
 
     code = "E400"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorCode:
+    """One row of the table: the code, the exception class that carries it, and what it means."""
+
+    code: str
+    kind: type[DeidError]
+    meaning: str
+
+
+_ROWS: tuple[ErrorCode, ...] = (
+    ErrorCode("E000", DeidError, "unclassified deidstream error"),
+    # input: files, records, JSON notes
+    ErrorCode("E100", InputError, "input could not be decoded or validated"),
+    ErrorCode("E101", InputError, "input is not valid UTF-8 (nor the HL7 MSH-18 charset)"),
+    ErrorCode("E102", InputError, "invalid JSON (line and column named)"),
+    ErrorCode("E103", InputError, "a note must be a JSON object"),
+    ErrorCode("E104", InputError, "not a valid note (field names and error types listed)"),
+    ErrorCode("E110", InputError, "input path does not exist"),
+    ErrorCode("E120", InputError, "empty Kafka record value (tombstone or zero bytes)"),
+    ErrorCode("E121", InputError, "Kafka record larger than worker.max_note_bytes"),
+    ErrorCode("E122", InputError, "the note's text is empty or whitespace only"),
+    ErrorCode("E123", InputError, "record is neither JSON nor HL7 v2 (by header or content)"),
+    # HL7 v2 (the segment and field are named, never their content)
+    ErrorCode("E200", HL7ParseError, "malformed HL7 v2 message"),
+    ErrorCode("E201", HL7ParseError, "HL7: empty payload or not an HL7 v2 message"),
+    ErrorCode("E202", HL7ParseError, "HL7: no MSH segment first, or a file without messages"),
+    ErrorCode("E203", HL7ParseError, "HL7: missing or unusable field separator / encoding characters"),
+    ErrorCode("E204", HL7ParseError, "HL7: missing message type (MSH-9)"),
+    ErrorCode("E205", HL7ParseError, "HL7: payload holds more than one message"),
+    ErrorCode("E206", HL7ParseError, "HL7: a field could not be read (e.g. a control character in it)"),
+    ErrorCode("E207", HL7ParseError, "HL7: no note id (TXA-12 and MSH-10 empty)"),
+    ErrorCode("E208", HL7ParseError, "HL7: the message does not map to a valid note"),
+    ErrorCode("E210", HL7ParseError, "HL7: message without narrative (no OBX TX/FT/long ST, no NTE)"),
+    # configuration
+    ErrorCode("E300", ConfigError, "configuration error (e.g. surrogate or dateshift mode with the default secret)"),
+    ErrorCode("E301", ConfigError, "unknown pipeline step (the error lists the registered steps)"),
+    ErrorCode("E302", ConfigError, "a registered pipeline step whose module cannot be imported"),
+    ErrorCode("E303", ConfigError, "invalid options for a pipeline step (field paths and error types listed)"),
+    # processing
+    ErrorCode("E400", ProcessingError, "a processor failed on a note (the note is reported, the rest continue)"),
+    ErrorCode("E420", ProcessingError, "the worker could not encode a processed note"),
+    ErrorCode("E421", ProcessingError, "the pipeline failed on a whole batch and on the note alone"),
+)
+
+#: code -> row; read-only.
+ERROR_CODES: Mapping[str, ErrorCode] = MappingProxyType({row.code: row for row in _ROWS})

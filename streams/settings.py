@@ -1,5 +1,6 @@
 """One pydantic-settings class: ``DEID_*`` environment variables (nested with ``__``), or a YAML file
-named by ``DEID_CONFIG_FILE``. The Helm chart's values mirror these fields."""
+named by ``DEID_CONFIG_FILE`` (pydantic-settings' own YAML source; the environment wins over the file).
+The Helm chart's values mirror these fields."""
 
 from __future__ import annotations
 
@@ -9,16 +10,25 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
+from dictionaries import cache
 from processors.pipeline import DEFAULT_SECRET, PipelineConfig
+from schemas.errors import ConfigError
 
 
 class TransformSettings(BaseModel):
+    """The transform step's output mode, as a top-level section (``DEID_TRANSFORM__MODE``). Whether
+    providers' names are redacted is pipeline policy: ``pipeline.policy.redact_providers``."""
+
     model_config = ConfigDict(extra="forbid")
     mode: Literal["tag", "surrogate", "dateshift"] = "tag"
     keep_years: bool = True
-    redact_providers: bool = True
 
 
 class KafkaSettings(BaseModel):
@@ -111,7 +121,7 @@ class Settings(BaseSettings):
     )
 
     secret: SecretStr = Field(default=SecretStr(DEFAULT_SECRET), description="HMAC key for pseudonyms")
-    cache_dir: Path = Field(default_factory=lambda: Path.home() / ".cache" / "deidstream")
+    cache_dir: Path = Field(default_factory=cache.cache_dir)
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     transform: TransformSettings = Field(default_factory=TransformSettings)
     log_level: str = "INFO"
@@ -129,24 +139,22 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _YamlSource(settings_cls), file_secret_settings)
+        return (init_settings, env_settings, _yaml_source(settings_cls), file_secret_settings)
 
     def pipeline_config(self) -> PipelineConfig:
-        """The pipeline config with transform policy folded into the transform step's options."""
+        """The pipeline config with the ``transform`` section folded into the transform step's options."""
         options = {k: dict(v) for k, v in self.pipeline.options.items()}
         options.setdefault("transform", {}).update(self.transform.model_dump())
         return self.pipeline.model_copy(update={"options": options})
 
 
-class _YamlSource(PydanticBaseSettingsSource):
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        path = os.environ.get("DEID_CONFIG_FILE")
-        if not path:
-            return {}
-        data = yaml.safe_load(Path(path).read_text()) or {}
-        if not isinstance(data, dict):
-            raise ValueError("DEID_CONFIG_FILE must hold a YAML mapping")
-        return data
+def _yaml_source(settings_cls: type[BaseSettings]) -> PydanticBaseSettingsSource:
+    """The YAML file named by ``DEID_CONFIG_FILE`` (none: no file source)."""
+    name = os.environ.get("DEID_CONFIG_FILE")
+    path = Path(name) if name else None
+    if path is not None and not path.is_file():
+        raise ConfigError(f"DEID_CONFIG_FILE names no readable file: {path}")
+    try:
+        return YamlConfigSettingsSource(settings_cls, yaml_file=path)
+    except (yaml.YAMLError, AttributeError, TypeError, ValueError) as exc:  # not YAML, or not a mapping
+        raise ConfigError(f"DEID_CONFIG_FILE {path} must hold a YAML mapping ({type(exc).__name__})") from None

@@ -74,29 +74,6 @@ class BatchResult:
         return sum(1 for oc in self.outcomes if oc.kind == kind)
 
 
-def collect_versions(pipeline: Pipeline) -> Versions:
-    """Versions for the output headers. Processors may expose ``model_id: str`` and
-    ``dictionary_versions`` or ``versions``: ``Mapping[str, str]`` (attribute or zero-argument method)."""
-    model: str | None = None
-    dictionaries: dict[str, str] = {}
-    for proc in pipeline.processors:
-        inner = getattr(proc, "inner", proc)
-        try:
-            mid = getattr(inner, "model_id", None)
-            mid = mid() if callable(mid) else mid
-            if mid and model is None:
-                model = str(mid)
-            for attr in ("dictionary_versions", "versions"):
-                dv = getattr(inner, attr, None)
-                dv = dv() if callable(dv) else dv
-                if isinstance(dv, Mapping):
-                    dictionaries.update({str(k): str(v) for k, v in dv.items()})
-        except Exception as exc:  # noqa: BLE001 - versions are informative; never fail the worker
-            logger.warning("could not read versions from processor %s (%s)", proc.name, type(exc).__name__)
-    return Versions(pipeline=PIPELINE_VERSION, model=model, dictionaries=dictionaries,
-                    config_hash=pipeline.config.config_hash())
-
-
 class BatchProcessor:
     """Synchronous batch step (safe to run in a worker thread): records in, output records out."""
 
@@ -107,7 +84,7 @@ class BatchProcessor:
         if "leakcheck" not in pipeline.step_names:
             logger.warning("no leakcheck step: notes are published without a leak check")
         self.pipeline = telemetry.traced(pipeline)
-        self.versions = collect_versions(pipeline)
+        self.versions = pipeline.versions()
         self.mode = str(pipeline.config.options.get("transform", {}).get("mode", "tag"))
         self.max_note_bytes = max_note_bytes
         self.dlq_max_payload_bytes = dlq_max_payload_bytes

@@ -40,7 +40,6 @@ Clinical information retention:
 from __future__ import annotations
 
 import bisect
-import functools
 import importlib
 import logging
 import math
@@ -48,14 +47,15 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from processors.pipeline import PIPELINE_VERSION, BuildContext, Note, Replacement, register
+from dictionaries.message import find_message_identifiers
+from processors.pipeline import PIPELINE_VERSION, BuildContext, Note, register
+from processors.spans import Intervals, OffsetMap
 from schemas.errors import ConfigError
 from schemas.labels import Label, Subtype, is_direct
 from schemas.metrics import ClinicalRetention, NoteMetrics, RecallProxy
@@ -96,76 +96,6 @@ _TAG = re.compile(r"\[[A-Z][A-Z0-9_+\- ]*\]")
 
 
 # ------------------------------------------------------------------------------------------ offsets
-
-class Intervals:
-    """Sorted half-open ranges with a prefix maximum of ends: ``overlaps`` in O(log n)."""
-
-    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
-        self.ranges = sorted(ranges)
-        self._starts = [s for s, _ in self.ranges]
-        self._max_end: list[int] = []
-        top = -1
-        for _s, e in self.ranges:
-            top = max(top, e)
-            self._max_end.append(top)
-
-    def overlaps(self, start: int, end: int) -> bool:
-        i = bisect.bisect_left(self._starts, end) - 1
-        return i >= 0 and self._max_end[i] > start
-
-
-class OffsetMap:
-    """Maps ORIGINAL offsets to OUTPUT offsets through changed blocks ``(src_start, src_end, dst_start,
-    dst_end)`` (non-overlapping; ``src_start == src_end`` is an insertion); text outside the blocks is
-    identical. A position strictly inside a block maps to the block's output start (``side="left"``) or
-    end (``side="right"``); an insertion exactly at a position is after it on the right side."""
-
-    def __init__(self, blocks: Iterable[tuple[int, int, int, int]]) -> None:
-        self.blocks = sorted(blocks)
-        self._starts = [b[0] for b in self.blocks]
-        self._cum = [0]
-        for s, e, ds, de in self.blocks:
-            self._cum.append(self._cum[-1] + (de - ds) - (e - s))
-
-    @classmethod
-    def from_replacements(cls, replacements: Sequence[Replacement]) -> OffsetMap:
-        return cls((r.span.start, r.span.end, r.out_start, r.out_end) for r in replacements)
-
-    @classmethod
-    def from_texts(cls, text: str, output: str) -> OffsetMap:
-        """Blocks from a character alignment (rapidfuzz Levenshtein opcodes): for outputs that did not
-        come with replacements (another tool's output, an LLM rewrite)."""
-        return cls((o.src_start, o.src_end, o.dest_start, o.dest_end)
-                   for o in Levenshtein.opcodes(text, output) if o.tag != "equal")
-
-    @classmethod
-    def for_note(cls, text: str, output: str, replacements: Sequence[Replacement]) -> OffsetMap:
-        """Replacements when they account for the output (lengths agree), else a character alignment."""
-        delta = sum((r.out_end - r.out_start) - (r.span.end - r.span.start) for r in replacements)
-        if len(text) + delta == len(output) and (replacements or text == output):
-            return cls.from_replacements(replacements)
-        return cls.from_texts(text, output)
-
-    def map(self, pos: int, side: str = "left") -> int:
-        i = bisect.bisect_left(self._starts, pos)  # blocks[:i] start before pos
-        if i > 0:
-            s, e, ds, de = self.blocks[i - 1]
-            if e > pos:
-                return ds if side == "left" else de
-        out = pos + self._cum[i]
-        if side == "right":
-            while i < len(self.blocks) and self.blocks[i][0] == self.blocks[i][1] == pos:
-                out += self.blocks[i][3] - self.blocks[i][2]
-                i += 1
-        return out
-
-    def touched(self, start: int, end: int) -> bool:
-        """True when a change touches the original range ``[start, end)`` (an insertion strictly inside
-        it counts; one at its edge does not)."""
-        i = bisect.bisect_left(self._starts, end) - 1
-        # ends are non-decreasing (blocks do not overlap): the last block starting before ``end`` decides
-        return i >= 0 and self.blocks[i][1] > start
-
 
 # ------------------------------------------------------------------------------------------ recall proxy
 
@@ -795,18 +725,6 @@ def _load_plugin(spec: str, ctx: BuildContext) -> Any:
     return factory(ctx)
 
 
-@functools.cache
-def _ner_model_id(model_dir: str | None) -> str | None:
-    try:
-        from processors.ner.step import default_model_dir, model_id
-
-        path = Path(model_dir).expanduser() if model_dir else default_model_dir()
-        return model_id(path) if path.is_dir() else None
-    except Exception as exc:  # noqa: BLE001 - versions are informative only
-        logger.warning("metrics: NER model id unavailable (%s)", type(exc).__name__)
-        return None
-
-
 @register("metrics")
 class Metrics:
     """Set ``note.metrics`` (a ``schemas.NoteMetrics``): recall proxy + clinical information retention."""
@@ -844,18 +762,16 @@ class Metrics:
 
         self.config = config
         self.vocab = medical_vocabulary(ctx.cache_dir)
-        cfg = ctx.config
-        steps = cfg.steps if cfg is not None else ()
-        options: Mapping[str, Mapping[str, Any]] = cfg.options if cfg is not None else {}
-        dictionary_scans = "dictionary" in steps and bool(options.get("dictionary", {}).get("message", True))
+        # "auto": the dictionary step already matched the message's identifiers in the original (a
+        # dictionary step configured with message=false needs message_scan="always" here)
         self.scan_message = config.message_scan == "always" or (config.message_scan == "auto"
-                                                                and not dictionary_scans)
+                                                                and "dictionary" not in ctx.steps)
         self.options = MetricsOptions(
             threshold=config.threshold, sentences=config.sentence_window, ignore_case=config.ignore_case,
             min_chars=config.min_entity_chars,
             jsc_threshold=config.jsc_threshold, nsdcg_k=config.nsdcg_k, chunk_tokens=config.chunk_tokens,
             dropped_dictionary=config.dropped_dictionary, repeats=config.repeats, leaks=config.leaks,
-            redact_providers=bool(options.get("transform", {}).get("redact_providers", True)),
+            redact_providers=ctx.policy.redact_providers,
         )
         self.classifier: ClinicalClassifier = ConceptClassifier(self.vocab)
         if config.classifier != "concepts":
@@ -863,25 +779,21 @@ class Metrics:
         self.judge: ChunkJudge | None = None
         if config.cire_judge != "rules":
             self.judge = cast(ChunkJudge, _load_plugin(config.cire_judge, ctx))
-        self._config_hash = cfg.config_hash() if cfg is not None else "none"
-        self._model = _ner_model_id(options.get("ner", {}).get("model_dir")) if "ner" in steps else None
+        self._pipeline_versions = ctx.versions
+        self._config_hash = ctx.config_hash
         self._versions: Versions | None = None
 
     def dictionary_versions(self) -> dict[str, str]:
         return {"medical": self.vocab.version}
 
     def versions(self) -> Versions:
-        if self._versions is None:  # after the other steps are built: their dictionaries are loaded
-            dictionaries: dict[str, str] = {}
-            try:
-                from processors.dictionary.step import dictionary_versions
-
-                dictionaries.update(dictionary_versions())
-            except ImportError:
-                pass
-            dictionaries["medical"] = self.vocab.version
-            self._versions = Versions(pipeline=PIPELINE_VERSION, model=self._model,
-                                      dictionaries=dict(sorted(dictionaries.items())), config_hash=self._config_hash)
+        """The pipeline's versions (every step built), or this step's own outside a Pipeline."""
+        if self._versions is None:
+            if self._pipeline_versions is not None:
+                self._versions = self._pipeline_versions()
+            else:
+                self._versions = Versions(pipeline=PIPELINE_VERSION, model=None,
+                                          dictionaries=self.dictionary_versions(), config_hash=self._config_hash)
         return self._versions
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
@@ -901,8 +813,6 @@ class Metrics:
         message_spans: list[Span] = []
         inp = note.input
         if self.scan_message and (inp.patient is not None or inp.providers or inp.facility is not None):
-            from processors.dictionary.step import find_message_identifiers
-
             message_spans = find_message_identifiers(note.text, inp)
         return compute_note_metrics(note, vocab=self.vocab, versions=versions or self.versions(),
                                     options=self.options, classifier=self.classifier, judge=self.judge,

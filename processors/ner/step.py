@@ -48,6 +48,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from processors.pipeline import BuildContext, Note, register
+from processors.spans import NER_THRESHOLD
 from schemas.errors import ConfigError
 from schemas.labels import Label, Subtype, check_subtype
 from schemas.models import Span
@@ -59,11 +60,6 @@ DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "deid-minilm"
 #: Training metadata written by ``ner_train`` beside the weights (classes, data, command, scores).
 META_FILE = "deidstream_ner.json"
 OUTSIDE = "O"
-#: The shipped model's threshold, tuned for recall (README: threshold sweep): the ner step's ``token_threshold``
-#: and ``min_score`` and the ensemble's ``ner`` threshold (a span scores the mean of its pieces' probabilities,
-#: so a lower ensemble threshold would accept nothing more and a higher one would drop what the step found).
-DEFAULT_THRESHOLD = 0.15
-
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 
@@ -501,8 +497,8 @@ class NER:
         batch_size: int = Field(default=32, ge=1)
         max_length: int = Field(default=512, ge=16, le=512)
         overlap: int = Field(default=64, ge=0)
-        token_threshold: float = Field(default=DEFAULT_THRESHOLD, gt=0, le=1)
-        min_score: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=1)
+        token_threshold: float = Field(default=NER_THRESHOLD, gt=0, le=1)
+        min_score: float = Field(default=NER_THRESHOLD, ge=0, le=1)
         quantize: bool = True
         #: weights and activations: auto (float16 on CUDA, float32 on CPU), float16, bfloat16, float32
         dtype: DType = "auto"

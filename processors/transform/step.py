@@ -12,7 +12,7 @@ Modes (DESIGN.md §4):
   format kept); dates that cannot be parsed become ``[DATE]`` (counted in ``note.extra``); ages over 89
   become "90+"; every other label is tagged as in ``tag`` mode.
 
-Provider names (subtype PROVIDER) are left verbatim when ``redact_providers`` is False. A span that
+Provider names (subtype PROVIDER) are left verbatim when the pipeline policy's ``redact_providers`` is False. A span that
 runs over several lines (the ensemble merges overlapping detections, e.g. an address block) is rendered
 line by line, keeping the line breaks. In ``dateshift``/``surrogate`` a TIME span without a date in it
 stays as is (a time of day is not a date element).
@@ -28,8 +28,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from processors.ensemble import resolve_overlaps
 from processors.pipeline import DEFAULT_SECRET, BuildContext, Note, Replacement, register
+from processors.spans import resolve_overlaps
 from processors.transform.surrogates import (
     date_year,
     hmac_hex,
@@ -169,7 +169,6 @@ class Transform:
         model_config = ConfigDict(extra="forbid")
         mode: Mode = "tag"
         keep_years: bool = True
-        redact_providers: bool = True
         max_shift_days: int = Field(default=365, ge=1, le=36500)
         min_shift_days: int = Field(default=1, ge=0)
 
@@ -188,6 +187,7 @@ class Transform:
         if ctx.secret_is_default:
             logger.warning("transform: pseudonyms use the default secret; set DEID_SECRET in production")
         self.config = config
+        self.redact_providers = ctx.policy.redact_providers
         self.secret = ctx.secret or DEFAULT_SECRET.encode()
         if config.mode == "surrogate":
             from dictionaries import vocab
@@ -205,7 +205,7 @@ class Transform:
 
         if cfg.mode == "tag":
             def render(span: Span, original: str) -> str | None:
-                if is_kept(span, redact_providers=cfg.redact_providers):
+                if is_kept(span, redact_providers=self.redact_providers):
                     return None
                 return tag_text(span, original, keep_years=cfg.keep_years)
 
@@ -214,7 +214,7 @@ class Transform:
 
             def render(span: Span, original: str) -> str | None:
                 nonlocal unparsed
-                if is_kept(span, redact_providers=cfg.redact_providers):
+                if is_kept(span, redact_providers=self.redact_providers):
                     return None
                 if span.label == Label.DATE:
                     shifted = shift_date_string(original, days)
@@ -234,7 +234,7 @@ class Transform:
 
             def render(span: Span, original: str) -> str | None:
                 nonlocal unparsed
-                if is_kept(span, redact_providers=cfg.redact_providers):
+                if is_kept(span, redact_providers=self.redact_providers):
                     return None
                 new = surrogate_for(self.secret, key, span, original, shift=days, known_names=known,
                                     avoid=avoid)

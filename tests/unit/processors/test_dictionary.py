@@ -13,7 +13,8 @@ from paths import DATA
 
 from dictionaries import vocab
 from dictionaries.institution import InstitutionDictionary, build_institution_dictionary
-from processors.dictionary.step import DictionaryDetector, dictionary_versions, find_message_identifiers
+from dictionaries.message import find_message_identifiers
+from processors.dictionary.step import DictionaryDetector
 from processors.pipeline import BuildContext, Note, build_processor
 from schemas.errors import ConfigError, InputError
 from schemas.models import NoteIn, Span
@@ -337,7 +338,6 @@ def test_when_institution_dir_loaded_then_its_terms_are_detected(cache: Path, tm
     assert ("NAME", "PROVIDER") in found["Hiroshi Tanabe"]
     assert ("ORGANIZATION", "CLINIC") in found["Harborview Wound Center"]
     assert ("LOCATION", None) in found["Lakeshore Satellite Campus"]
-    versions = dictionary_versions()
+    versions = proc.dictionary_versions()
     assert versions["vocab"] == vocab.vocab_version()
     assert versions[f"institution:{inst.name}"] == inst.version
-    assert proc.versions[f"institution:{inst.name}"] == inst.version

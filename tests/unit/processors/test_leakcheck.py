@@ -9,7 +9,7 @@ from span_items import Item, spans_for
 
 from dictionaries import vocab
 from processors.leakcheck import LeakCheck, to_output
-from processors.pipeline import Note, PipelineConfig, Processor, build_processor, make_context
+from processors.pipeline import Note, PipelineConfig, Processor, SharedPolicy, build_processor, make_context
 from schemas.errors import ProcessingError
 from schemas.models import NoteIn, Patient, PersonName, Provider, Relative
 
@@ -23,8 +23,10 @@ PATIENT = Patient(
 PROVIDERS = (Provider(name=PersonName(given="Hildegard", family="Vanterpool")),)
 
 
-def steps(**transform: Any) -> tuple[Processor, Processor]:
-    config = PipelineConfig(steps=("transform", "leakcheck"), options={"transform": transform})
+def steps(*, redact_providers: bool = True, **transform: Any) -> tuple[Processor, Processor]:
+    """transform + leakcheck; ``redact_providers`` is the pipeline's shared policy, the rest transform options."""
+    config = PipelineConfig(steps=("transform", "leakcheck"), options={"transform": transform},
+                            policy=SharedPolicy(redact_providers=redact_providers))
     ctx = make_context(config, SECRET, vocab.cache_dir())
     return build_processor("transform", transform, ctx), build_processor("leakcheck", {}, ctx)
 

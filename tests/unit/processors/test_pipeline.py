@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from processors import pipeline
-from processors.ensemble import accept, clusters, resolve_overlaps
+from processors.ensemble import accept
 from processors.pipeline import BuildContext, Note, Pipeline, PipelineConfig, build_processor, register
+from processors.spans import clusters, resolve_overlaps
 from schemas import ConfigError, NoteIn, Span
 from schemas.labels import Label, is_direct
 
@@ -133,11 +135,39 @@ def test_when_one_note_raises_then_only_that_note_is_marked_and_reason_has_no_te
     assert [name for name, _ in notes[0].stage_ms] == ["test_explode_on_marker", "ensemble"]
 
 
-def test_when_processor_unknown_or_options_invalid_then_config_error() -> None:
-    with pytest.raises(ConfigError, match="unknown processor"):
+def test_when_step_unknown_then_coded_config_error_lists_the_steps() -> None:
+    with pytest.raises(ConfigError, match="unknown step 'no-such-step'") as info:
         build_processor("no-such-step", {}, BuildContext())
-    with pytest.raises(ConfigError, match="invalid options"):
-        Pipeline.from_config(PipelineConfig(steps=("ensemble",), options={"ensemble": {"nope": 1}}))
+    assert info.value.code == "E301"
+    assert "regex" in str(info.value)
+
+
+def test_when_step_module_is_missing_then_coded_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(pipeline.STEP_MODULES, "ghost", "processors.no_such_module")
+    with pytest.raises(ConfigError, match="cannot be imported") as info:
+        build_processor("ghost", {}, BuildContext())
+    assert info.value.code == "E302"
+
+
+def test_when_step_module_registers_another_name_then_coded_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(pipeline.STEP_MODULES, "ghost", "processors.spans")
+    with pytest.raises(ConfigError, match="registers no step") as info:
+        build_processor("ghost", {}, BuildContext())
+    assert info.value.code == "E302"
+
+
+def test_when_options_invalid_then_coded_config_error_names_the_field_not_the_value() -> None:
+    with pytest.raises(ConfigError, match="invalid options for step 'ensemble'") as info:
+        Pipeline.from_config(PipelineConfig(steps=("ensemble",), options={"ensemble": {"nope": "s3cr3t-value"}}))
+    assert info.value.code == "E303"
+    assert "nope" in str(info.value) and "s3cr3t-value" not in str(info.value)
+
+
+@pytest.mark.parametrize("step", sorted(pipeline.STEP_MODULES))
+def test_every_registry_row_points_at_a_module_that_registers_that_step(step: str) -> None:
+    importlib.import_module(pipeline.STEP_MODULES[step])
+    assert step in pipeline._REGISTRY
+    assert pipeline.DEFAULT_STEPS == tuple(pipeline.STEP_MODULES)
 
 
 def test_config_hash_changes_with_options() -> None:

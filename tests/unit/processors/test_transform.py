@@ -11,7 +11,7 @@ import pytest
 from span_items import Item, spans_for
 
 from dictionaries import vocab
-from processors.pipeline import BuildContext, Note, PipelineConfig, build_processor, make_context
+from processors.pipeline import BuildContext, Note, PipelineConfig, SharedPolicy, build_processor, make_context
 from processors.transform.step import (
     Transform,
     apply_replacements,
@@ -35,12 +35,14 @@ def note(text: str, items: Sequence[Item], *, patient: str = "P-1", note_id: str
     return Note(input=inp, spans=spans_for(text, items))
 
 
-def ctx(secret: str | None = SECRET) -> BuildContext:
-    return make_context(PipelineConfig(), secret, vocab.cache_dir())
+def ctx(secret: str | None = SECRET, *, redact_providers: bool = True) -> BuildContext:
+    config = PipelineConfig(policy=SharedPolicy(redact_providers=redact_providers))
+    return make_context(config, secret, vocab.cache_dir())
 
 
-def run(n: Note, **options: Any) -> Note:
-    (out,) = build_processor("transform", options, ctx()).process_batch([n])
+def run(n: Note, *, redact_providers: bool = True, **options: Any) -> Note:
+    """The transform step with ``options``; ``redact_providers`` is the pipeline's shared policy."""
+    (out,) = build_processor("transform", options, ctx(redact_providers=redact_providers)).process_batch([n])
     return out
 
 

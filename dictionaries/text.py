@@ -1,0 +1,141 @@
+"""Text features shared by the name and identifier matchers: words with offsets and case, line
+context, and the cue words around names (titles, family and provider cues)."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import logging
+import re
+
+logger = logging.getLogger(__name__)
+
+TOKEN = re.compile(r"[^\W_]+")
+_LOWER = re.compile(r"[a-z]")
+_UPPER = re.compile(r"[A-Z]")
+_ADDRESS_LIKE = re.compile(r"[^\s<>()\[\]]+@[^\s<>()\[\]]+|\w+://\S+|www\.\S+")
+_DIGIT_RUN = re.compile(r"\d(?:[ ().\-/]{0,2}\d)*")
+_NEWLINE = re.compile("\n")
+TITLES_DOCTOR = frozenset({"dr", "doctor", "prof", "professor", "dra"})
+TITLES_OTHER = frozenset({"mr", "mrs", "ms", "miss", "mx", "mister", "sr", "sra", "srta"})
+_ABBREV_DOT = frozenset({"dr", "mr", "mrs", "ms", "st", "prof", "jr", "sr", "mt", "ft", "vs", "dra", "sra"})
+FAMILY_CUES = frozenset(
+    """wife husband spouse son daughter mother father mom dad sister brother sibling aunt uncle niece
+    nephew cousin grandson granddaughter grandmother grandfather grandma grandpa partner fiance fiancee
+    boyfriend girlfriend friend neighbor caregiver guardian stepson stepdaughter stepmother stepfather""".split()
+)
+PROVIDER_CUES = frozenset(
+    """attending resident fellow intern pcp surgeon nurse rn np pa cardiologist oncologist physician
+    provider therapist pharmacist""".split()
+)
+
+
+class NoteText:
+    """Word tokens of a note with the features both detectors need (computed once per note)."""
+
+    __slots__ = ("text", "starts", "ends", "words", "norm", "nstart", "nend", "_line_starts", "_line_caps",
+                 "_runs", "_addr")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        spans = [m.span() for m in TOKEN.finditer(text)]
+        self.starts: list[int] = [a for a, _ in spans]
+        self.ends: list[int] = [b for _, b in spans]
+        self.words: list[str] = [text[a:b].lower() for a, b in spans]
+        # " w1 w2 ... " and where each word starts / ends in it
+        npos = list(itertools.accumulate((len(w) + 1 for w in self.words), initial=1))
+        self.nstart: dict[int, int] = dict(zip(npos, range(len(self.words)), strict=False))
+        self.nend: dict[int, int] = dict(zip((p - 1 for p in npos[1:]), range(len(self.words)), strict=False))
+        self.norm = " " + " ".join(self.words) + " "
+        self._line_starts: list[int] | None = None
+        self._line_caps: list[bool] = []
+        self._runs: list[tuple[str, list[int]]] | None = None
+        self._addr: set[int] | None = None
+
+    def _lines(self) -> list[int]:
+        starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
+        bounds = [*starts[1:], len(self.text)]
+        for a, b in zip(starts, bounds, strict=True):
+            line = self.text[a:b]
+            upper = len(_UPPER.findall(line))
+            self._line_caps.append(upper >= 6 and len(_LOWER.findall(line)) * 10 <= upper)
+        self._line_starts = starts
+        return starts
+
+    def in_addresses(self) -> set[int]:
+        """Words inside an e-mail address or URL."""
+        if self._addr is None:
+            self._addr = set()
+            text = self.text
+            if "@" in text or "://" in text or "www." in text:
+                for m in _ADDRESS_LIKE.finditer(text):
+                    a = bisect.bisect_left(self.starts, m.start())
+                    b = bisect.bisect_left(self.starts, m.end())
+                    self._addr.update(range(a, b))
+        return self._addr
+
+    def digit_runs(self) -> list[tuple[str, list[int]]]:
+        """Runs of digits joined by short separators ("(555) 123-4567"): (digits, text offset of each)."""
+        if self._runs is None:
+            runs = []
+            for m in _DIGIT_RUN.finditer(self.text):
+                pos = [m.start() + k for k, c in enumerate(m.group()) if c.isdigit()]
+                runs.append(("".join(self.text[p] for p in pos), pos))
+            self._runs = runs
+        return self._runs
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def surface(self, i: int) -> str:
+        return self.text[self.starts[i]:self.ends[i]]
+
+    def is_title(self, i: int) -> bool:
+        s = self.surface(i)
+        return s[:1].isupper() and not (len(s) > 1 and s.isupper())
+
+    def is_caps(self, i: int) -> bool:
+        s = self.surface(i)
+        return len(s) > 1 and s.isupper()
+
+    def is_lower(self, i: int) -> bool:
+        return self.surface(i).islower()
+
+    def is_cap(self, i: int) -> bool:
+        """Title-case or ALL-CAPS (a one-letter word: upper case)."""
+        return self.surface(i)[:1].isupper()
+
+    def caps_line(self, i: int) -> bool:
+        starts = self._line_starts if self._line_starts is not None else self._lines()
+        return self._line_caps[bisect.bisect_right(starts, self.starts[i]) - 1]
+
+    def gap(self, i: int) -> str:
+        """Text between word i-1 and word i (from the start of the text for i == 0)."""
+        return self.text[(self.ends[i - 1] if i > 0 else 0):self.starts[i]]
+
+    def adjacent(self, i: int, j: int) -> bool:
+        """Words i < j are separated by one or two blanks (after an initial: its dot too)."""
+        g = self.text[self.ends[i]:self.starts[j]]
+        if len(self.words[i]) == 1 and g[:1] == ".":
+            g = g[1:]
+        return 0 < len(g) <= 2 and (g == " " or g == "  " or g == "\t")
+
+    def heading(self, i: int) -> bool:
+        """Word i is followed by a colon ("Edema:")."""
+        return self.text[self.ends[i]:self.ends[i] + 2].lstrip(" ")[:1] == ":"
+
+    def sentence_start(self, i: int) -> bool:
+        if i == 0:
+            return True
+        g = self.gap(i)
+        if "\n" in g:
+            return True
+        s = g.strip()
+        if not s:
+            return False
+        if s[-1] in "!?:;•*-":
+            return True
+        if s[-1] == ".":
+            prev = self.words[i - 1]
+            return not (prev in _ABBREV_DOT or (len(prev) == 1 and prev.isalpha()))
+        return False

@@ -1,0 +1,163 @@
+"""What the steps share: span sources and their default thresholds, overlap resolution, interval sets and
+original-to-output offset maps. Steps import this module, never each other."""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+from rapidfuzz.distance import Levenshtein
+
+from processors.pipeline import Replacement
+from schemas.labels import Label
+from schemas.models import Span
+
+# ------------------------------------------------------------------------------------------ sources
+
+#: The shipped model's threshold, tuned for recall (README: threshold sweep): the ner step's ``token_threshold``
+#: and ``min_score`` and the ensemble's ``ner`` threshold (a span scores the mean of its pieces' probabilities,
+#: so a lower ensemble threshold would accept nothing more and a higher one would drop what the step found).
+NER_THRESHOLD = 0.15
+
+#: The ensemble's default acceptance threshold per span source.
+SOURCE_THRESHOLDS: dict[str, float] = {"regex": 0.3, "message": 0.0, "dictionary": 0.5, "ner": NER_THRESHOLD,
+                                       "llm": 0.5}
+
+
+@runtime_checkable
+class SpanDetector(Protocol):
+    """A step that can also detect spans in any text (the leak check re-runs one over the output)."""
+
+    def detect(self, text: str) -> list[Span]: ...
+
+
+# ------------------------------------------------------------------------------------------ overlaps
+
+#: Tie-break order: more specific / more harmful labels first.
+LABEL_PRIORITY: tuple[Label, ...] = (
+    Label.ID, Label.EMAIL, Label.PHONE, Label.URL, Label.IP, Label.NAME, Label.DATE, Label.AGE,
+    Label.LOCATION, Label.ORGANIZATION, Label.OTHER,
+)
+_PRIO = {label: i for i, label in enumerate(LABEL_PRIORITY)}
+
+
+def sources_of(span: Span) -> frozenset[str]:
+    return frozenset(span.source.split("+"))
+
+
+def clusters(spans: Iterable[Span]) -> list[list[Span]]:
+    """Group spans into maximal runs of overlapping spans, ordered by start."""
+    ordered = sorted(spans, key=lambda s: (s.start, -s.end))
+    groups: list[list[Span]] = []
+    end = -1
+    for span in ordered:
+        if groups and span.start < end:
+            groups[-1].append(span)
+            end = max(end, span.end)
+        else:
+            groups.append([span])
+            end = span.end
+    return groups
+
+
+def merge_cluster(group: Sequence[Span]) -> Span:
+    """One span for a group of overlapping spans (see module policy, step 3)."""
+    if len(group) == 1:
+        return group[0]
+    weight: dict[Label, float] = defaultdict(float)
+    best: dict[Label, Span] = {}
+    for s in group:
+        weight[s.label] += s.score
+        if s.label not in best or s.score > best[s.label].score:
+            best[s.label] = s
+    label = max(weight, key=lambda lab: (weight[lab], -_PRIO[lab]))
+    srcs: set[str] = set()
+    for s in group:
+        srcs |= sources_of(s)
+    return Span(
+        start=min(s.start for s in group),
+        end=max(s.end for s in group),
+        label=label,
+        subtype=best[label].subtype,
+        score=max(s.score for s in group),
+        source="+".join(sorted(srcs)),
+    )
+
+
+def resolve_overlaps(spans: Iterable[Span]) -> list[Span]:
+    """Non-overlapping spans sorted by start: each overlapping group merged into one."""
+    return [merge_cluster(g) for g in clusters(spans)]
+
+
+# ------------------------------------------------------------------------------------------ offsets
+
+class Intervals:
+    """Sorted half-open ranges with a prefix maximum of ends: ``overlaps`` in O(log n)."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
+        self.ranges = sorted(ranges)
+        self._starts = [s for s, _ in self.ranges]
+        self._max_end: list[int] = []
+        top = -1
+        for _s, e in self.ranges:
+            top = max(top, e)
+            self._max_end.append(top)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self._starts, end) - 1
+        return i >= 0 and self._max_end[i] > start
+
+
+class OffsetMap:
+    """Maps ORIGINAL offsets to OUTPUT offsets through changed blocks ``(src_start, src_end, dst_start,
+    dst_end)`` (non-overlapping; ``src_start == src_end`` is an insertion); text outside the blocks is
+    identical. A position strictly inside a block maps to the block's output start (``side="left"``) or
+    end (``side="right"``); an insertion exactly at a position is after it on the right side."""
+
+    def __init__(self, blocks: Iterable[tuple[int, int, int, int]]) -> None:
+        self.blocks = sorted(blocks)
+        self._starts = [b[0] for b in self.blocks]
+        self._cum = [0]
+        for s, e, ds, de in self.blocks:
+            self._cum.append(self._cum[-1] + (de - ds) - (e - s))
+
+    @classmethod
+    def from_replacements(cls, replacements: Sequence[Replacement]) -> OffsetMap:
+        return cls((r.span.start, r.span.end, r.out_start, r.out_end) for r in replacements)
+
+    @classmethod
+    def from_texts(cls, text: str, output: str) -> OffsetMap:
+        """Blocks from a character alignment (rapidfuzz Levenshtein opcodes): for outputs that did not
+        come with replacements (another tool's output, an LLM rewrite)."""
+        return cls((o.src_start, o.src_end, o.dest_start, o.dest_end)
+                   for o in Levenshtein.opcodes(text, output) if o.tag != "equal")
+
+    @classmethod
+    def for_note(cls, text: str, output: str, replacements: Sequence[Replacement]) -> OffsetMap:
+        """Replacements when they account for the output (lengths agree), else a character alignment."""
+        delta = sum((r.out_end - r.out_start) - (r.span.end - r.span.start) for r in replacements)
+        if len(text) + delta == len(output) and (replacements or text == output):
+            return cls.from_replacements(replacements)
+        return cls.from_texts(text, output)
+
+    def map(self, pos: int, side: str = "left") -> int:
+        i = bisect.bisect_left(self._starts, pos)  # blocks[:i] start before pos
+        if i > 0:
+            s, e, ds, de = self.blocks[i - 1]
+            if e > pos:
+                return ds if side == "left" else de
+        out = pos + self._cum[i]
+        if side == "right":
+            while i < len(self.blocks) and self.blocks[i][0] == self.blocks[i][1] == pos:
+                out += self.blocks[i][3] - self.blocks[i][2]
+                i += 1
+        return out
+
+    def touched(self, start: int, end: int) -> bool:
+        """True when a change touches the original range ``[start, end)`` (an insertion strictly inside
+        it counts; one at its edge does not)."""
+        i = bisect.bisect_left(self._starts, end) - 1
+        # ends are non-decreasing (blocks do not overlap): the last block starting before ``end`` decides
+        return i >= 0 and self.blocks[i][1] > start
