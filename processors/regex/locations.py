@@ -1,0 +1,216 @@
+"""Locations: ZIP codes, "City, ST 12345" (CITY / STATE / ZIP spans), street addresses, PO boxes and cities
+after "lives in"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import regex
+from presidio_analyzer import Pattern
+
+from dictionaries.calendar import MONTHS
+from processors.regex.context import measure_before, unit_after
+from processors.regex.recognizer import (
+    RE_CASED,
+    RE_FLAGS,
+    REGEX_CASED,
+    ClinicalPattern,
+    ClinicalRecognizer,
+    Hit,
+)
+from schemas.labels import Label, Subtype
+
+_STATE_ABBR = (
+    "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY",
+    "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH",
+    "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "PR", "VI", "GU",
+    "AS", "MP",
+)
+#: Abbreviations that are also credentials or clinical abbreviations in lists ("Smith, MD", "Cardiology, ID",
+#: "NT, ND", "MRI, CT"): a state only when a ZIP follows.
+_STATE_ABBR_AMBIGUOUS = frozenset({
+    "MD", "PA", "MA", "OK", "HI", "ID", "CT", "OR", "IN", "MS", "CO", "PR", "ND", "AS", "GU", "VI",
+})
+#: Credentials after a name ("Carri Wood, MD"): never a state without a ZIP.
+_CREDENTIALS = frozenset({"MD", "PA", "MA"})
+#: Abbreviations that are also clinical abbreviations, but rarely after "Word, ": a state at a lower score.
+_STATE_ABBR_WEAK = frozenset({"GA", "LA", "ME", "NE", "DE", "VA", "AL", "SC", "MP"})
+_STATE_NAMES = (
+    "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware",
+    "District of Columbia", "Florida", "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas",
+    "Kentucky", "Louisiana", "Maine", "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi",
+    "Missouri", "Montana", "Nebraska", "Nevada", "New Hampshire", "New Jersey", "New Mexico", "New York",
+    "North Carolina", "North Dakota", "Ohio", "Oklahoma", "Oregon", "Pennsylvania", "Rhode Island",
+    "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah", "Vermont", "Virginia", "Washington",
+    "West Virginia", "Wisconsin", "Wyoming", "Puerto Rico",
+)
+
+
+def _title_and_upper(words: Iterable[str]) -> str:
+    """Case-sensitive alternation of each word in Title and UPPER case (for patterns compiled without I)."""
+    forms: list[str] = []
+    for w in sorted(set(words), key=len, reverse=True):
+        for form in (w[:1].upper() + w[1:], w.upper()):
+            if regex.escape(form) not in forms:
+                forms.append(regex.escape(form))
+    return "(?:" + "|".join(forms) + ")"
+
+
+_STATE_NAME_RE = r"(?:" + "|".join(n.replace(" ", r"[ \t]+") for n in _STATE_NAMES) + r")"
+# A city word: Title case ("Boston", "O'Fallon", "Winston-Salem") or ALL CAPS in nursing style.
+_CITY_WORD = r"(?:St\.|Ft\.|Mt\.|[A-Z][a-z][A-Za-z'-]*|[A-Z]{3,})"
+_CITY = _CITY_WORD + r"(?:[ \t]+(?:" + _CITY_WORD + r"|de|la|del|du)){0,3}"
+_CITY_STOP = frozenset({
+    "in", "at", "from", "to", "the", "of", "near", "lives", "living", "resides", "residing", "moved", "visiting",
+    "born", "home", "and", "or", "pt", "patient", "address", "resident", "apt", "suite", "unit", "box",
+    "seen", "called", "per", "mailing", "located", "dr", "mr", "mrs", "ms", "is", "was",
+})
+_STREET_SUFFIX = (
+    "Street", "St", "Avenue", "Ave", "Av", "Road", "Rd", "Boulevard", "Blvd", "Drive", "Dr", "Lane", "Ln", "Way",
+    "Court", "Ct", "Place", "Pl", "Terrace", "Ter", "Parkway", "Pkwy", "Highway", "Hwy", "Circle", "Cir",
+    "Square", "Sq", "Trail", "Trl", "Plaza", "Plz", "Alley", "Aly", "Row", "Pike", "Loop", "Crescent", "Cres",
+    "Expressway", "Expy", "Freeway", "Fwy", "Turnpike", "Tpke", "Causeway", "Broadway", "Heights", "Hts",
+    "Commons", "Crossing", "Xing", "Gardens", "Grove", "Hollow", "Landing", "Meadows", "Ridge", "Cove",
+    "Glen", "Mews", "Bend", "Manor",
+)
+_STREET_SUFFIX_SET = frozenset(s.lower() for s in _STREET_SUFFIX)
+_UNIT_WORD = _title_and_upper(("Apt", "Apartment", "Unit", "Suite", "Ste", "Rm", "Room", "Fl", "Floor", "Bldg",
+                               "Building", "Lot", "Trlr", "Dept"))
+# Words that never belong to a street name (ALL-CAPS nursing text: "GIVEN 2 TABS BY MOUTH DR ...").
+_NOT_STREET_WORD = (
+    r"(?!(?:BY|TO|OF|IN|ON|AT|AND|OR|FOR|THE|WITH|PER|TABS?|MG|ML|PO|IV|IM|SQ|PRN|BID|TID|QID|QD|QHS|HRS?|"
+    r"DAYS?|WEEKS?|TIMES|UNITS?|By|To|Of|In|On|At|And|Or|For|The|With|Per|Tabs?|Times|Days?|Weeks?|Units?)\b)"
+)
+_STREET_NAME_WORD = r"(?:" + _NOT_STREET_WORD + r"[A-Z][A-Za-z'.-]*|\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH))"
+_DIRECTION = r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST)\.?"
+
+_STATE_BEFORE_ZIP = re.compile(
+    r"(?:(?P<city>\b" + _CITY + r"),[ \t]*)?\b(?P<state>(?:" + "|".join(_STATE_ABBR) + r")\b\.?|(?i:"
+    + _STATE_NAME_RE + r")\b),?[ \t]+$",
+    RE_CASED,
+)
+_CITY_BEFORE = re.compile(r"\b" + _CITY + r"$", RE_CASED)
+_NAME_AFTER = re.compile(r"[ \t]+[A-Z][a-z]")
+_NON_SPACE = re.compile(r"\S+")
+_LEADING_NUMBER = re.compile(r"\d+[A-Z]?(?:-\d+)?")
+_PLACE_PREP_BEFORE = re.compile(r"\b(?:in|from|to|near|at|of|outside|around|visiting|born)[ \t]+$", RE_FLAGS)
+#: "St." followed by a name is "Saint" ("ST. JUDE VALVE"), not the end of a street address.
+_SAINT = re.compile(r"(?<=[Ss][Tt]\.)[ \t]+[A-Z]")
+#: Capitalised words after "lives in" that are not places.
+_NOT_A_CITY = frozenset("""
+A AN THE HIS HER THEIR APARTMENT APT HOUSE HOME CONDO TRAILER SHELTER FACILITY SNF ALF NH NURSING ASSISTED GROUP
+SECTION ROOM SENIOR PUBLIC HOUSING CARE LTC REHAB TOWN CITY COUNTY STATE AREA VA HOSPICE SAME BOARDING PRIVATE LOCAL
+RURAL SUBURBAN DOWNTOWN INDEPENDENT INDEPENDENTLY JAIL PRISON MOTEL HOTEL CAR ICU ED ER HOSPITAL CLINIC
+""".split()) | frozenset(m.upper() for m in MONTHS)
+
+
+class LocationRecognizer(ClinicalRecognizer):
+    """ZIP codes (after a state or a ZIP word), "City, ST 12345" (CITY / STATE / ZIP spans), street addresses
+    and PO boxes (STREET). A bare 5-digit number is not a ZIP (lab values)."""
+
+    ENTITY = "LOCATION"
+    LABEL = Label.LOCATION
+    FLAGS = REGEX_CASED  # city and street names are capitalised words
+    PATTERNS: list[Pattern] = [
+        ClinicalPattern(  # anchored on the ZIP; check() looks left for the state and the city
+            "city, state zip", r"(?<![\w.-])\d{5}(?:-\d{4})?(?![\w-]|\.\d)", 0.9, kind="csz"),
+        ClinicalPattern(
+            "city, state", r",[ \t]*(?P<state>" + "|".join(_STATE_ABBR) + r"|" + _STATE_NAME_RE
+            + r")\b(?![ \t]*,?[ \t]*\d)(?![-'])", 0.55, kind="cs"),
+        ClinicalPattern(
+            "zip word", r"(?i:\bzip(?:[ \t]*code)?|\bpostal[ \t]+code|\bzipcode)[ \t]*[:#]?[ \t]*"
+            r"(?P<v>\d{5}(?:-\d{4})?)(?![\d-])", 0.9, kind="zip", trigger=("zip", "postal")),
+        ClinicalPattern(
+            "street", r"(?<![\w.,/-])\d{1,6}[A-Z]?(?:-\d{1,4})?[ \t]+(?:" + _DIRECTION + r"[ \t]+)?(?:"
+            + _STREET_NAME_WORD + r"[ \t]+){1,4}?" + _title_and_upper(_STREET_SUFFIX) + r"\b\.?(?:[ \t]+"
+            + _DIRECTION + r"(?!\w))?(?:,?[ \t]*(?:" + _UNIT_WORD + r"\.?|#)[ \t]*#?[ \t]*[A-Z0-9-]{1,6}\b)?",
+            0.8, kind="street"),
+        ClinicalPattern(
+            "po box", r"\b(?i:p\.?[ \t]?o\.?[ \t]*box|post[ \t]+office[ \t]+box|pob)[ \t]*#?[ \t]*\d{1,6}\b", 0.9,
+            kind="pobox", trigger=("box", "pob")),
+        ClinicalPattern(  # military addresses: "PSC 0413, Box 8144", "Unit 4719 Box 7394"
+            "military box", r"\b(?i:psc|cmr|unit)[ \t]+\d{3,5},?[ \t]+(?i:box)[ \t]+\d{3,5}\b", 0.9, kind="pobox",
+            trigger=("box",)),
+        ClinicalPattern(  # "APO AE 09012": the ZIP of a military address
+            "military zip", r"\b(?i:apo|fpo|dpo)[ \t]+(?i:aa|ae|ap)[ \t]+(?P<v>\d{5})\b", 0.9, kind="zip",
+            trigger=("apo", "fpo", "dpo")),
+        ClinicalPattern(  # "Apt. 595", "Suite 501" on their own
+            "unit", r"\b(?:Apt|APT|Apartment|APARTMENT|Suite|SUITE|Ste|STE)\.?[ \t]*#?[ \t]*\d{1,5}[A-Z]?\b", 0.6,
+            kind="pobox"),
+        ClinicalPattern(  # "lives alone in Pearisburg", "home in Baton Rouge": a city without a state
+            "lives in city", r"\b(?i:lives?|living|resides?|residing|moved|relocated|home)\b(?:[^.;:\n]|(?<=\b[A-Z])\.)"
+            r"{0,48}?[ \t]"
+            r"(?i:in)[ \t]+(?P<v>" + _CITY + r")", 0.5, kind="livesin",
+            trigger=("live", "living", "resid", "moved", "relocated", "home")),
+    ]
+
+    def check(self, text: str, match: Any, pattern: ClinicalPattern) -> Iterator[Hit]:
+        kind = pattern.kind
+        start, end = self.span_of(match, pattern)
+        if kind == "livesin":
+            city = self._trim_city(text, start, end)
+            if city is not None and text[city[0]:city[1]].split()[0].upper() not in _NOT_A_CITY:
+                yield Hit(city[0], city[1], Label.LOCATION, Subtype.CITY, pattern.score)
+            return
+        if kind in ("street", "pobox", "zip"):
+            number = _LEADING_NUMBER.match(text, start)
+            if kind == "street" and (measure_before(text, start, 12) or _SAINT.match(text, end)
+                                     or unit_after(text, number.end() if number else start)):
+                return  # "BP 120 ...", "ST. JUDE VALVE", "40 MEQ KCL. ST."
+            yield Hit(start, end, Label.LOCATION, Subtype.ZIP if kind == "zip" else Subtype.STREET, pattern.score)
+            return
+        if kind == "csz":
+            left = _STATE_BEFORE_ZIP.search(text, max(0, start - 80), start)
+            if left is None:
+                return
+            city_start, city_end = left.span("city")
+            state_start, state_end = left.span("state")
+            zip_hit = Hit(start, end, Label.LOCATION, Subtype.ZIP, pattern.score)
+        else:  # "City, ST": the city is the capitalised words right before the comma
+            state_start, state_end = match.span("state")
+            city_match = _CITY_BEFORE.search(text, max(0, start - 60), start)
+            if city_match is None:
+                return
+            city_start, city_end = city_match.span()
+            zip_hit = None
+            state = text[state_start:state_end]
+            if text[city_start:city_end].isupper() and city_end - city_start < 4:
+                return  # "her PCP, Nevada ...": an abbreviation, not a city
+            if len(state) > 2 and _NAME_AFTER.match(text, state_end):
+                return  # "Nevada Bianca Martinez": a first name
+            if state in _CREDENTIALS:
+                return  # "Carri Wood, MD": a credential unless a ZIP follows
+            if state in _STATE_ABBR_AMBIGUOUS and (
+                    not _PLACE_PREP_BEFORE.search(text, max(0, city_start - 16), city_start)
+                    or (text[city_start:city_end].isupper() and city_end - city_start < 5)):
+                return  # "Cardiology, ID", "IN NGT, CO": a state only after "lives in Boise, ID"
+        if city_start >= 0:
+            trimmed = self._trim_city(text, int(city_start), int(city_end))
+            if trimmed is not None:
+                weak = zip_hit is None and text[state_start:state_end] in _STATE_ABBR_WEAK
+                yield Hit(trimmed[0], trimmed[1], Label.LOCATION, Subtype.CITY,
+                          0.85 if zip_hit else 0.4 if weak else 0.55)
+            elif zip_hit is None:
+                return
+        elif zip_hit is None:
+            return
+        weak = zip_hit is None and text[state_start:state_end] in _STATE_ABBR_WEAK
+        yield Hit(int(state_start), int(state_end), Label.LOCATION, Subtype.STATE,
+                  0.5 if zip_hit else 0.35 if weak else 0.45)
+        if zip_hit is not None:
+            yield zip_hit
+
+    @staticmethod
+    def _trim_city(text: str, start: int, end: int) -> tuple[int, int] | None:
+        """Drop leading words that are not part of a city name ("Lives in Boston", "Main St Boston")."""
+        words = list(_NON_SPACE.finditer(text, start, end))
+        keep = 0
+        for i, w in enumerate(words):
+            token = w.group(0).lower().rstrip(".")
+            if token in _CITY_STOP or (token in _STREET_SUFFIX_SET and i < len(words) - 1):
+                keep = i + 1
+        if keep >= len(words):
+            return None
+        return int(words[keep].start()), end

@@ -1,0 +1,30 @@
+"""regex step, email addresses, URLs and IP addresses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from schemas.labels import Label, Subtype
+
+Expected = tuple[str, Label, Subtype | None]
+
+E, U, IP = Label.EMAIL, Label.URL, Label.IP
+
+POSITIVE: list[tuple[str, list[Expected]]] = [
+    # email, URL, IP
+    ("Email jjohnson@gmail.com for records.", [("jjohnson@gmail.com", E, None)]),
+    ("Portal: https://mychart.example.org/login?id=5.", [("https://mychart.example.org/login?id=5", U, None)]),
+    ("See www.example.com/patients.", [("www.example.com/patients", U, None)]),
+    ("Info at example.org today.", [("example.org", U, None)]),
+    ("Device IP 192.168.1.10 offline.", [("192.168.1.10", IP, None)]),
+    ("Host 2001:db8::1 failed.", [("2001:db8::1", IP, None)]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), POSITIVE, ids=[t for t, _ in POSITIVE])
+def test_when_web_address_then_tagged_with_exact_offsets(
+    assert_tagged: Callable[[str, list[Expected]], None], text: str, expected: list[Expected]
+) -> None:
+    assert_tagged(text, expected)
