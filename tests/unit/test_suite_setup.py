@@ -65,8 +65,9 @@ def test_when_the_embedded_broker_cannot_start_then_the_tests_that_need_it_fail_
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["DEID_TANSU_BIN"] = str(tmp_path / "no-such-tansu")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-c", str(REPO / "pyproject.toml"),
-         "--rootdir", str(REPO), "--basetemp", str(tmp_path / "basetemp"), str(test_file)],
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
+         "-c", str(REPO / "pyproject.toml"), "--rootdir", str(REPO), "--basetemp", str(tmp_path / "basetemp"),
+         str(test_file)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
     )
     out = proc.stdout + proc.stderr
