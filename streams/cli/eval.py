@@ -15,39 +15,33 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from processors.evaluation.scoring import (
-    EvalResult,
-    GoldNote,
-    LabelCounts,
-    bootstrap_ci,
-    evaluate,
-    evaluate_note,
-    load_gold,
-    load_label_map,
-)
-from processors.pipeline import Note, Pipeline
 from schemas.errors import InputError
-from schemas.labels import is_direct
-from schemas.models import Span
+from streams.cli._util import (
+    OUTPUT_STEPS,
+    build_pipeline,
+    err,
+    load_settings,
+    pipeline_config_for,
+    run_notes,
+    span_record,
+)
 
-console = Console(stderr=True)
+if TYPE_CHECKING:  # the scoring modules (scipy) and the pipeline load when the command runs
+    from processors.evaluation.scoring import EvalResult, GoldNote, LabelCounts
+    from processors.pipeline import Note, Pipeline
+
+console = err
 logger = logging.getLogger(__name__)
-
-#: Steps appended after the detection steps when the report needs outputs and per-note metrics.
-OUTPUT_STEPS: tuple[str, ...] = ("transform", "leakcheck", "metrics")
 
 
 def predict(gold_notes: list[Any], *, config: Path | None, steps: str | None, batch_size: int,
             workers: int) -> tuple[dict[str, list[dict[str, Any]]], float]:
     """Run the pipeline's detection steps over the gold notes; spans by note id, and notes/s."""
-    from streams.cli import span_record
-
     notes, rate = run_pipeline(gold_notes, config=config, steps=steps, batch_size=batch_size, workers=workers,
                                with_metrics=False)
     return {n.note_id: [span_record(s) for s in n.spans] for n in notes}, rate
@@ -57,8 +51,6 @@ def run_pipeline(gold_notes: Sequence[GoldNote], *, config: Path | None, steps: 
                  workers: int, with_metrics: bool) -> tuple[list[Note], float]:
     """The pipeline over the gold notes (detection steps, then transform/leakcheck/metrics when
     ``with_metrics``); processed notes in order, and notes/s."""
-    from streams.cli import load_settings, pipeline_config_for, run_notes
-
     settings = load_settings(config)
     cfg = pipeline_config_for(settings, detect_only=True, steps=steps)
     if with_metrics:
@@ -83,6 +75,9 @@ def read_predictions(path: Path) -> dict[str, list[dict[str, Any]]]:
 def notes_from_predictions(gold_notes: Sequence[GoldNote], preds: Mapping[str, Sequence[Mapping[str, Any]]]
                            ) -> list[Note]:
     """Notes carrying predicted spans (our labels), ready for the output steps."""
+    from processors.pipeline import Note
+    from schemas.models import Span
+
     notes = []
     for g in gold_notes:
         spans = []
@@ -102,8 +97,6 @@ def notes_from_predictions(gold_notes: Sequence[GoldNote], preds: Mapping[str, S
 
 def run_output_steps(notes: Sequence[Note], *, config: Path | None, batch_size: int) -> list[Note]:
     """transform, leakcheck and metrics over notes that already carry their spans."""
-    from streams.cli import build_pipeline, load_settings
-
     settings = load_settings(config)
     cfg = settings.pipeline_config().model_copy(update={"steps": OUTPUT_STEPS})
     pipeline: Pipeline = build_pipeline(settings, cfg)
@@ -114,6 +107,8 @@ def run_output_steps(notes: Sequence[Note], *, config: Path | None, batch_size: 
 
 
 def report_dict(result: EvalResult, *, gold: Path, n_boot: int, seed: int, extra: dict[str, Any]) -> dict[str, Any]:
+    from processors.evaluation.scoring import bootstrap_ci
+
     rep = result.to_dict()
     rep["gold"] = gold.name
     rep["bootstrap"] = {"resamples": n_boot, "seed": seed, "ci95": bootstrap_ci(result.per_note, n=n_boot, seed=seed)}
@@ -124,6 +119,8 @@ def report_dict(result: EvalResult, *, gold: Path, n_boot: int, seed: int, extra
 def per_note_labels(gold_notes: Sequence[GoldNote], preds: Mapping[str, Sequence[Any]]
                     ) -> list[dict[str, LabelCounts]]:
     """Each note's per-label counts (the unit of the per-label bootstrap)."""
+    from processors.evaluation.scoring import evaluate_note
+
     out = []
     for g in gold_notes:
         counts: dict[str, LabelCounts] = {}
@@ -137,6 +134,7 @@ def note_rows(result: EvalResult, gold_notes: Sequence[GoldNote], notes: Sequenc
     """One row per note: gold counts, true recall, and (with processed notes) the recall proxy, the
     string-based recall over GOLD entities (``lr_gold``), CIR metrics and medical terms destroyed."""
     from processors.metrics.step import Entity, OffsetMap, entity_lsis, lr_at, medical_term_changes
+    from schemas.labels import is_direct
 
     by_id = {n.note_id: n for n in notes or ()}
     vocab = None
@@ -238,7 +236,7 @@ def register(app: typer.Typer) -> None:
         """Token/entity precision-recall against gold, per label, with bootstrap CIs; recall proxy and
         clinical information retention per note; report.json + report.html."""
         from processors.evaluation.report import label_bootstrap, summarise, write_reports
-        from streams.cli import span_record
+        from processors.evaluation.scoring import evaluate, load_gold, load_label_map
 
         label_map = load_label_map(labels) if labels else None
         gold_notes = load_gold(gold, label_map)
@@ -264,8 +262,6 @@ def register(app: typer.Typer) -> None:
         result = evaluate(gold_notes, preds)
         rep = report_dict(result, gold=gold, n_boot=bootstrap, seed=seed, extra=extra)
         rep["per_label_ci95"] = label_bootstrap(per_note_labels(gold_notes, preds), n=bootstrap, seed=seed)
-        from streams.cli import load_settings
-
         settings = load_settings(config)
         threshold = float(settings.pipeline.options.get("metrics", {}).get("threshold", 0.85))
         rows = note_rows(result, gold_notes, notes, threshold=threshold, cache_dir=settings.cache_dir)

@@ -1,40 +1,24 @@
-"""Kafka commands of the ``deidstream`` CLI: worker, broker, produce, consume, demo, replay, compare,
-config show. ``streams.cli`` mounts them with :func:`register`; ``python -m streams.cli.kafka`` runs them
-alone. Heavy imports (faust, aiokafka, the pipeline) happen inside the commands."""
+"""Kafka commands of the ``deidstream`` CLI: worker, broker, produce, consume, replay, compare, config show.
+``streams.cli`` mounts them with :func:`register` (``python -m streams.cli worker`` runs the worker). Heavy
+imports (faust, aiokafka, the pipeline) happen inside the commands."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import os
 import signal
-import sys
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from streams.settings import Settings
+from streams.cli._util import EXIT_FAILED, ConfigOpt, err, fail, load_settings
 
-err = Console(stderr=True)
-logger = logging.getLogger(__name__)
-
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="YAML settings file (same fields as DEID_*)")]
-
-
-def _settings(config: Path | None) -> Settings:
-    if config is not None:
-        os.environ["DEID_CONFIG_FILE"] = str(config)
-    return Settings()
-
-
-def _fail(exc: BaseException) -> typer.Exit:
-    err.print(f"[red]error[/] {type(exc).__name__}: {exc}", markup=True, highlight=False)
-    return typer.Exit(1)
+if TYPE_CHECKING:
+    from streams.settings import Settings
 
 
 def worker(
@@ -45,9 +29,7 @@ def worker(
     """Run the de-identification worker (faust) until SIGTERM / Ctrl-C."""
     from streams.app import run_worker
 
-    settings = _settings(config)
-    if mode is not None:
-        settings = settings.model_copy(update={"transform": settings.transform.model_copy(update={"mode": mode})})
+    settings = load_settings(config, mode)
     if batch_size is not None:
         settings = settings.model_copy(update={"worker": settings.worker.model_copy(update={"batch_size": batch_size})})
     run_worker(settings)
@@ -61,7 +43,7 @@ def broker(
     """Run the embedded Tansu broker (memory storage) on 127.0.0.1 until SIGTERM / Ctrl-C."""
     from streams.broker import EmbeddedBroker, create_topics
 
-    settings = _settings(config)
+    settings = load_settings(config)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -77,7 +59,7 @@ def broker(
         while not stop.wait(0.5):
             if b.proc is None or b.proc.poll() is not None:
                 err.print("[red]broker exited[/]", markup=True)
-                raise typer.Exit(1)
+                raise typer.Exit(EXIT_FAILED)
     finally:
         b.stop()
     err.print("broker stopped", highlight=False)
@@ -94,15 +76,15 @@ def produce(
     from streams.broker import produce as do_produce
     from streams.codec import records_from_path
 
-    settings = _settings(config)
+    settings = load_settings(config)
     if not path.exists():
-        raise _fail(FileNotFoundError("input path does not exist"))
+        raise fail(FileNotFoundError("input path does not exist"))
     records = records_from_path(path)
     target = topic or settings.topics.raw
     try:
         placed = asyncio.run(do_produce(settings.kafka, target, records, traceparent=traceparent))
     except Exception as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     parts = sorted({p for p, _, _ in placed})
     err.print(f"published {len(placed)} records to {target} (partitions {parts})", highlight=False)
 
@@ -115,11 +97,11 @@ def consume(
     config: ConfigOpt = None,
 ) -> None:
     """Print the records of a topic from the beginning (no consumer group)."""
-    settings = _settings(config)
+    settings = load_settings(config)
     try:
         asyncio.run(_consume(settings, topic, max_records, timeout, as_json))
     except Exception as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
 
 
 async def _consume(settings: Settings, topic: str, max_records: int, idle_s: float, as_json: bool) -> None:
@@ -159,42 +141,6 @@ async def _consume(settings: Settings, topic: str, max_records: int, idle_s: flo
     err.print(f"{n} records", highlight=False)
 
 
-def demo(
-    n_synthetic: Annotated[int, typer.Option("--synthetic", min=0, help="synthetic notes to add")] = 8,
-    hl7_dir: Annotated[Path | None, typer.Option("--hl7", help="folder of HL7 messages")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="tag | surrogate | dateshift")] = "tag",
-    timeout: Annotated[float, typer.Option("--timeout", help="give up after this many seconds")] = 100.0,
-    show: Annotated[int, typer.Option("--show", help="de-identified notes to print in full")] = 4,
-) -> None:
-    """Start a broker and a worker, publish sample HL7 + synthetic notes, show the results, stop."""
-    from streams.cli.demo import run_demo
-
-    raise typer.Exit(run_demo(Console(), n_synthetic=n_synthetic, hl7_dir=hl7_dir, mode=mode, timeout_s=timeout,
-                              show=show))
-
-
-def bench_kafka(
-    n: Annotated[int, typer.Option("--n", min=50, help="notes in the backlog run")] = 1000,
-    chars: Annotated[int, typer.Option(help="characters per note")] = 1000,
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 64,
-    paced: Annotated[float, typer.Option("--paced-seconds", help="length of each paced run")] = 10.0,
-    out: Annotated[Path | None, typer.Option("-o", "--output", help="write the result JSON here")] = None,
-    logs: Annotated[Path | None, typer.Option("--logs", help="keep the worker's DEBUG log in this folder")] = None,
-    steps: Annotated[str | None, typer.Option("--steps", help="comma-separated processor steps (default: settings)")]
-    = None,
-) -> None:
-    """Throughput and latency through Kafka (embedded broker + worker) vs the pipeline alone."""
-    from streams.cli.demo import run_kafka_bench
-
-    result = run_kafka_bench(err, n=n, chars=chars, batch_size=batch_size, paced_s=paced, log_dir=logs,
-                             steps=steps)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-
-
 def _when(value: str | None) -> datetime | None:
     if value is None:
         return None
@@ -216,7 +162,7 @@ def replay(
     """Re-run the current pipeline over a range of notes.raw into a versioned topic."""
     from streams.replay import replay as do_replay
 
-    settings = _settings(config)
+    settings = load_settings(config)
     to_offset = int(to) if to is not None and to.isdigit() else None
     to_time = _when(to) if to is not None and to_offset is None else None
     try:
@@ -224,7 +170,7 @@ def replay(
                                         from_time=_when(from_time), to_offset=to_offset, to_time=to_time,
                                         input_topic=input_topic, group_id=group))
     except Exception as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     print(json.dumps(summary.as_dict(), indent=2))
 
 
@@ -242,11 +188,11 @@ def compare(
 
     from streams.replay import compare_topics
 
-    settings = _settings(config)
+    settings = load_settings(config)
     try:
         report = asyncio.run(compare_topics(settings, topic_a, topic_b, metrics_a=metrics_a, metrics_b=metrics_b))
     except Exception as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     console = Console()
     table = Table(title=f"{topic_a} vs {topic_b}")
     for col in ("note", "text", "spans +", "spans -", "metrics changed"):
@@ -267,31 +213,14 @@ def config_show(config: ConfigOpt = None) -> None:
     """Print the effective configuration (secrets masked)."""
     import yaml
 
-    data = _settings(config).model_dump(mode="json")
+    data = load_settings(config).model_dump(mode="json")
     print(yaml.safe_dump(data, sort_keys=False), end="")
 
 
 def register(app: typer.Typer) -> None:
     """Add the Kafka commands to the main ``deidstream`` app."""
-    for fn in (worker, broker, produce, consume, demo, replay, compare):
+    for fn in (worker, broker, produce, consume, replay, compare):
         app.command(fn.__name__)(fn)
-    app.command("bench-kafka")(bench_kafka)
     config_app = typer.Typer(no_args_is_help=True, help="Effective configuration.")
     config_app.command("show")(config_show)
     app.add_typer(config_app, name="config")
-
-
-def main() -> None:
-    logging.basicConfig(level=os.environ.get("DEID_LOG_LEVEL", "WARNING"), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from streams.app import clamp_payload_loggers
-
-    clamp_payload_loggers(os.environ.get("DEID_LOG_LEVEL", "WARNING"))
-    app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
-                      help="deidstream Kafka commands.")
-    register(app)
-    app()
-
-
-if __name__ == "__main__":
-    main()

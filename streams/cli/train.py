@@ -8,12 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from schemas.errors import DeidError
-
-err = Console(stderr=True)
+from streams.cli._util import EXIT_USAGE, err, fail
 
 
 def _paths(value: str) -> list[Path]:
@@ -79,7 +77,7 @@ def train_ner(
         f"{k} {shlex.quote(str(v))}" for k, v in flags.items() if v is not None)
     if not data and not synthetic:
         err.print("[red]error[/] give --data and/or --synthetic N", markup=True)
-        raise typer.Exit(2)
+        raise typer.Exit(EXIT_USAGE)
     try:
         cfg = TrainConfig(
             data=_paths(data or ""), synthetic=synthetic, synthetic_seed=synthetic_seed, negatives=negatives, out=out, label_map=label_map, base_model=base, epochs=epochs, lr=lr,
@@ -109,8 +107,7 @@ def train_ner(
             record_scores(out, scores)
         card = write_model_card(out)
     except (DeidError, OSError, ValueError) as exc:
-        err.print(f"[red]error[/] {type(exc).__name__}: {exc}", markup=True, highlight=False)
-        raise typer.Exit(1) from None
+        raise fail(exc) from None
     err.print(f"wrote {out} ({card.name})", highlight=False)
     print(json.dumps({"out": str(out), "steps": result.steps, "classes": list(result.classes),
                       "scores": [{k: s[k] for k in ("data", "precision", "recall", "f1")} for s in scores]}))

@@ -1,5 +1,5 @@
 """Integration fixtures: one embedded Tansu broker per session on a free 127.0.0.1 port, fresh topics and
-consumer group per test, and worker subprocesses (``python -m streams.cli.kafka worker``) with their
+consumer group per test, and worker subprocesses (``python -m streams.cli worker``) with their
 stderr captured to a file. Every wait is bounded."""
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ import pytest
 from paths import DATA
 from typer.testing import CliRunner
 
-from streams.cli import EXIT_SOME_FAILED, app
+from streams.cli import app
+from streams.cli._util import EXIT_SOME_FAILED
 
 DATA = DATA / "cli"
 #: identifiers of the test notes; none may appear in anything the program emitted except the output text fields

@@ -1,0 +1,225 @@
+"""Helpers shared by the ``deidstream`` command modules (spaCy's ``cli/_util.py`` is the model).
+
+The command modules (``engine``, ``kafka``, ``demo``, ``bench``, ``eval``, ``train``) import from here and
+never from each other; this module imports no command module. What lives here:
+
+- the one settings loader (:func:`load_settings`) and the pipeline helpers (:func:`pipeline_config_for`,
+  :func:`build_pipeline`, :func:`run_notes` with its worker processes, :func:`batched`);
+- the output records (:func:`span_record`, :func:`note_record`);
+- the option types several commands share, the ``err`` console and the exit codes;
+- what the Kafka demo and the Kafka benchmark both need: the worker subprocess (:func:`worker_env`,
+  :func:`spawn_worker`, :func:`stop_process`) and :func:`percentile`.
+
+``deidstream --help`` imports every command module, hence this one: heavy modules (the pipeline, the
+settings and what they pull in) are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing as mp
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from processors.pipeline import Note, Pipeline, PipelineConfig
+    from schemas.models import NoteIn, Span
+    from streams.settings import Settings
+
+#: Diagnostics, progress and errors go to stderr; stdout carries results (JSON) only.
+err = Console(stderr=True)
+logger = logging.getLogger("streams.cli")
+
+#: Exit codes of every command.
+EXIT_OK = 0
+#: The command failed (an error is printed on stderr).
+EXIT_FAILED = 1
+#: Wrong or missing arguments (typer uses 2 for its own usage errors too).
+EXIT_USAGE = 2
+#: Some inputs failed (each reported on stderr) but the run completed.
+EXIT_SOME_FAILED = 3
+
+#: Steps that write output (in pipeline order); ``detect`` stops before them, ``eval`` appends them.
+OUTPUT_STEPS: tuple[str, ...] = ("transform", "leakcheck", "metrics")
+
+#: The repository root (worker subprocesses run from here).
+REPO = Path(__file__).resolve().parents[2]
+
+# -- option types shared by several commands -------------------------------------------------------------
+
+InputArg = Annotated[Path, typer.Argument(help="JSONL file (one note per line), .hl7 file, or a folder of them")]
+OutputOpt = Annotated[Path, typer.Option("-o", "--output", help="output JSONL")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="YAML settings file (same fields as DEID_*)")]
+StepsOpt = Annotated[str | None, typer.Option("--steps", help="comma-separated processor steps (default: settings)")]
+BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, help="notes per pipeline call")]
+WorkersOpt = Annotated[int, typer.Option("--workers", min=1, help="worker processes")]
+ResultOpt = Annotated[Path | None, typer.Option("-o", "--output", help="write the result JSON here")]
+
+
+def fail(exc: BaseException) -> typer.Exit:
+    """Print ``error <Type>: <message>`` on stderr; the Exit to raise. Only for coded (PHI-free) errors
+    and errors of our own making: the message is printed."""
+    err.print(f"[red]error[/] {type(exc).__name__}: {exc}", markup=True, highlight=False)
+    return typer.Exit(EXIT_FAILED)
+
+
+def write_result(result: dict[str, Any], out: Path | None) -> None:
+    """A benchmark's result: JSON on stdout, and into ``out`` when given."""
+    text = json.dumps(result, indent=2)
+    print(text)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+
+
+# -- settings and pipeline ---------------------------------------------------------------------------------
+
+
+def load_settings(config: Path | None, mode: str | None = None) -> Settings:
+    """The effective settings: ``DEID_*`` environment, ``config`` (a YAML file, also for worker
+    subprocesses through ``DEID_CONFIG_FILE``), then ``mode`` over ``transform.mode`` when given."""
+    from streams.settings import Settings
+
+    if config is not None:
+        os.environ["DEID_CONFIG_FILE"] = str(config)
+    settings = Settings()
+    if mode is not None:
+        settings = settings.model_copy(update={"transform": settings.transform.model_copy(update={"mode": mode})})
+    return settings
+
+
+def pipeline_config_for(settings: Settings, *, detect_only: bool, steps: str | None = None) -> PipelineConfig:
+    cfg = settings.pipeline_config()
+    chosen = tuple(s.strip() for s in steps.split(",") if s.strip()) if steps else cfg.steps
+    if detect_only:
+        chosen = tuple(s for s in chosen if s not in OUTPUT_STEPS)
+    return cfg.model_copy(update={"steps": chosen})
+
+
+def build_pipeline(settings: Settings, cfg: PipelineConfig) -> Pipeline:
+    from processors.pipeline import Pipeline
+
+    return Pipeline.from_config(cfg, secret=settings.secret, cache_dir=settings.cache_dir)
+
+
+def span_record(span: Span) -> dict[str, Any]:
+    return {
+        "start": span.start, "end": span.end, "label": str(span.label), "subtype": span.subtype,
+        "score": round(span.score, 4), "source": span.source,
+    }
+
+
+def note_record(note: Note, *, with_text: bool) -> dict[str, Any]:
+    rec: dict[str, Any] = {"note_id": note.note_id, "spans": [span_record(s) for s in note.spans]}
+    if with_text:
+        rec["text"] = note.output
+        rec["leak"] = bool(note.leak)
+        if note.metrics is not None:
+            m = note.metrics
+            rec["metrics"] = m.model_dump(mode="json") if hasattr(m, "model_dump") else m
+    return rec
+
+
+# -- worker processes: each builds the pipeline once -----------------------------------------------------
+
+_WORKER_PIPELINE: Pipeline | None = None
+
+
+def _init_worker(settings_json: str, cfg_json: str) -> None:
+    global _WORKER_PIPELINE
+    from processors.pipeline import PipelineConfig
+    from streams.settings import Settings
+
+    settings = Settings.model_validate_json(settings_json)
+    _WORKER_PIPELINE = build_pipeline(settings, PipelineConfig.model_validate_json(cfg_json))
+
+
+def _run_in_worker(batch: list[NoteIn]) -> list[Note]:
+    assert _WORKER_PIPELINE is not None
+    return _WORKER_PIPELINE.run(batch)
+
+
+def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def run_notes(
+    settings: Settings, cfg: PipelineConfig, notes: Sequence[NoteIn], *, batch_size: int, workers: int
+) -> Iterator[list[Note]]:
+    """Yield processed batches in input order, in this process or in ``workers`` processes."""
+    if workers <= 1:
+        pipeline = build_pipeline(settings, cfg)
+        for batch in batched(notes, batch_size):
+            yield pipeline.run(batch)
+        return
+    ctx = mp.get_context("fork")
+    secret_settings = settings.model_dump(mode="json")
+    secret_settings["secret"] = settings.secret.get_secret_value()
+    with ctx.Pool(workers, initializer=_init_worker,
+                  initargs=(json.dumps(secret_settings), cfg.model_dump_json())) as pool:
+        yield from pool.imap(_run_in_worker, batched(notes, batch_size))
+
+
+# -- the stream on one machine (demo, bench-kafka): a worker subprocess ------------------------------------
+
+
+def worker_env(settings: Settings, bootstrap: str, tmp: Path, mode: str) -> dict[str, str]:
+    """Environment of a ``deidstream worker`` subprocess against the embedded broker at ``bootstrap``
+    (short group timeouts, console span exporter into ``tmp/otel.jsonl``)."""
+    env = dict(os.environ)
+    env.update({
+        "DEID_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+        "DEID_WORKER__GROUP_ID": "deidstream-demo",
+        "DEID_WORKER__SESSION_TIMEOUT_S": "10",
+        "DEID_WORKER__HEARTBEAT_INTERVAL_S": "1",
+        "DEID_WORKER__REBALANCE_TIMEOUT_S": "10",
+        "DEID_TRANSFORM__MODE": mode,
+        "DEID_TELEMETRY__EXPORTER": "console",
+        "DEID_TELEMETRY__CONSOLE_PATH": str(tmp / "otel.jsonl"),
+        "DEID_TELEMETRY__METRICS_INTERVAL_S": "5",
+        "DEID_LOG_LEVEL": "WARNING",
+        "PYTHONUNBUFFERED": "1",
+    })
+    return env
+
+
+def spawn_worker(env: dict[str, str], log: IO[bytes]) -> subprocess.Popen[bytes]:
+    """``python -m streams.cli worker`` in its own session, stdout and stderr into ``log``."""
+    return subprocess.Popen([sys.executable, "-m", "streams.cli", "worker"], cwd=REPO, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace_s: float = 20.0) -> int:
+    """SIGTERM, wait ``grace_s``, then SIGKILL. Returns the exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    return int(proc.returncode)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (nearest rank, 0 <= q <= 1); NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]

@@ -1,0 +1,154 @@
+"""Engine commands (the pipeline on files, no Kafka): detect, deid, synth, schemas export, dictionaries build."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from schemas.errors import DeidError
+from streams.cli._util import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_USAGE,
+    BatchOpt,
+    ConfigOpt,
+    InputArg,
+    OutputOpt,
+    StepsOpt,
+    WorkersOpt,
+    err,
+    fail,
+    load_settings,
+    note_record,
+    pipeline_config_for,
+    run_notes,
+)
+
+
+def process_inputs(
+    input_path: Path, output: Path, *, with_text: bool, mode: str | None, config: Path | None,
+    steps: str | None, batch_size: int, workers: int,
+) -> int:
+    """``detect`` (``with_text`` False: spans only) or ``deid`` over the notes in ``input_path``; the exit
+    code. Inputs that are no note and notes the pipeline failed on are reported by place and code."""
+    from schemas.models import NoteIn
+    from schemas.readers import InputFailure, iter_inputs
+
+    settings = load_settings(config, mode)
+    cfg = pipeline_config_for(settings, detect_only=not with_text, steps=steps)
+    items = list(iter_inputs(input_path))
+    notes = [i for i in items if isinstance(i, NoteIn)]
+    failures: list[InputFailure] = [i for i in items if isinstance(i, InputFailure)]
+    for f in failures:
+        err.print(f"[yellow]skipped[/] {f.where}: [{f.code}] {f.reason}", markup=True, highlight=False)
+    try:
+        batches = run_notes(settings, cfg, notes, batch_size=batch_size, workers=workers)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        failed_notes = 0
+        with output.open("w", encoding="utf-8") as out, Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err, transient=False, disable=not notes,
+        ) as progress:
+            task = progress.add_task("detect" if not with_text else "deid", total=len(notes))
+            done = 0
+            for batch in batches:
+                for note in batch:
+                    done += 1
+                    if note.error is not None:
+                        failed_notes += 1
+                        err.print(f"[yellow]failed[/] note #{done}: [{note.error.code}] {note.error.reason}",
+                                  markup=True, highlight=False)
+                        continue
+                    out.write(json.dumps(note_record(note, with_text=with_text), ensure_ascii=False) + "\n")
+                progress.advance(task, len(batch))
+    except DeidError as exc:
+        err.print(f"[red]error[/] {exc}", markup=True, highlight=False)
+        return EXIT_FAILED
+    total_failed = len(failures) + failed_notes
+    err.print(f"{len(notes) - failed_notes} notes written to {output}; {total_failed} inputs failed",
+              highlight=False)
+    return EXIT_SOME_FAILED if total_failed else EXIT_OK
+
+
+def detect(
+    input_path: InputArg, output: OutputOpt, config: ConfigOpt = None, steps: StepsOpt = None,
+    batch_size: BatchOpt = 64, workers: WorkersOpt = 1,
+) -> None:
+    """Find identifiers: writes {"note_id", "spans": [...]} per note; offsets into the original text."""
+    raise typer.Exit(process_inputs(input_path, output, with_text=False, mode=None, config=config, steps=steps,
+                                    batch_size=batch_size, workers=workers))
+
+
+def deid(
+    input_path: InputArg, output: OutputOpt,
+    mode: Annotated[str | None, typer.Option("--mode", help="tag | surrogate | dateshift (default: settings)")] = None,
+    config: ConfigOpt = None, steps: StepsOpt = None, batch_size: BatchOpt = 64, workers: WorkersOpt = 1,
+) -> None:
+    """De-identify: writes {"note_id", "spans", "text", "leak", ...} per note."""
+    if mode is not None and mode not in ("tag", "surrogate", "dateshift"):
+        err.print("[red]error[/] --mode must be tag, surrogate or dateshift", markup=True)
+        raise typer.Exit(EXIT_USAGE)
+    raise typer.Exit(process_inputs(input_path, output, with_text=True, mode=mode, config=config, steps=steps,
+                                    batch_size=batch_size, workers=workers))
+
+
+def synth(
+    out: Annotated[Path, typer.Option("-o", "--output", help="output JSONL (shared eval format)")],
+    n: Annotated[int, typer.Option("--n", min=1, help="number of notes")] = 500,
+    seed: Annotated[int, typer.Option(help="random seed")] = 13,
+    kinds: Annotated[str | None, typer.Option(help="comma-separated note kinds")] = None,
+) -> None:
+    """Generate synthetic English clinical notes with exact gold spans."""
+    from processors.synthetic.generator import generate, write_jsonl
+
+    records = generate(n, seed, kinds=kinds.split(",") if kinds else None)
+    write_jsonl(records, out)
+    err.print(f"wrote {len(records)} notes to {out}", highlight=False)
+
+
+def schemas_export(out_dir: Annotated[Path, typer.Argument(help="folder for the JSON Schemas")]) -> None:
+    """Write the topic contracts as JSON Schemas."""
+    from schemas.export import export_schemas
+
+    for path in export_schemas(out_dir):
+        err.print(f"wrote {path}", highlight=False)
+
+
+def dictionaries_build(
+    out: Annotated[Path, typer.Option("--out", help="output folder of the institution dictionary")],
+    providers: Annotated[Path | None, typer.Option(help="CSV of providers (name, or first_name,last_name)")] = None,
+    clinics: Annotated[Path | None, typer.Option(help="CSV of clinics / departments (name)")] = None,
+    abbreviations: Annotated[Path | None, typer.Option(help="CSV of institution abbreviations (name)")] = None,
+    locations: Annotated[Path | None, typer.Option(help="CSV of sites / satellite locations (name)")] = None,
+    staff: Annotated[Path | None, typer.Option(help="CSV of staff (name, or first_name,last_name)")] = None,
+) -> None:
+    """Build a hospital's own dictionary folder (manifest + lists, common words removed)."""
+    from dictionaries.institution import build_institution_dictionary
+
+    if not any((providers, clinics, abbreviations, locations, staff)):
+        err.print("[red]error[/] give at least one list (--providers, --clinics, ...)", markup=True)
+        raise typer.Exit(EXIT_USAGE)
+    try:
+        path = build_institution_dictionary(out, providers=providers, clinics=clinics, abbreviations=abbreviations,
+                                            locations=locations, staff=staff)
+    except (DeidError, OSError, ValueError) as exc:
+        raise fail(exc) from None
+    manifest = json.loads((path / "manifest.json").read_text())
+    err.print(f"wrote {path} (version {manifest.get('version')})", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the engine commands and the ``schemas`` / ``dictionaries`` groups to the ``deidstream`` app."""
+    for fn in (detect, deid, synth):
+        app.command(fn.__name__)(fn)
+    schemas_app = typer.Typer(no_args_is_help=True, help="Topic contracts.")
+    schemas_app.command("export")(schemas_export)
+    app.add_typer(schemas_app, name="schemas")
+    dict_app = typer.Typer(no_args_is_help=True, help="Institution dictionaries.")
+    dict_app.command("build")(dictionaries_build)
+    app.add_typer(dict_app, name="dictionaries")
