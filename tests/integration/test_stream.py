@@ -54,6 +54,7 @@ def _spans_by_id(path: Path) -> dict[str, dict[str, Any]]:
     return spans
 
 
+@pytest.mark.slow
 def test_when_json_and_hl7_notes_are_published_then_clean_notes_and_metrics_arrive(
     kafka: KafkaSettings, topics: TopicSettings, start_worker: Any, tmp_path: Path,
 ) -> None:
@@ -111,6 +112,7 @@ BAD_INPUTS: list[tuple[str, bytes, tuple[tuple[str, bytes], ...], str]] = [
 ]
 
 
+@pytest.mark.slow
 def test_when_inputs_are_bad_then_each_goes_to_the_dlq_with_a_reason_and_the_worker_keeps_going(
     kafka: KafkaSettings, topics: TopicSettings, start_worker: Any,
 ) -> None:
@@ -166,6 +168,7 @@ async def _committed(kafka: KafkaSettings, topic: str, group: str) -> dict[int, 
         await c.stop()
 
 
+@pytest.mark.slow
 def test_when_worker_is_killed_or_stopped_mid_stream_then_every_note_still_comes_out(
     kafka: KafkaSettings, topics: TopicSettings, start_worker: Any,
 ) -> None:

@@ -16,6 +16,7 @@ def cache(cache_dir: Path) -> Path:
     return cache_dir
 
 
+@pytest.mark.slow
 def test_when_loaded_then_cache_file_is_written_and_reloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Build into a fresh folder regardless of what this process loaded before (test order must not matter);
     # the process's loaded bundle is put back afterwards.

@@ -331,6 +331,7 @@ def test_when_the_shipped_model_reads_clinical_text_then_it_finds_the_identifier
         assert found == set()
 
 
+@pytest.mark.slow
 def test_when_the_shipped_model_batches_quantized_then_results_equal_one_at_a_time(shipped: Any) -> None:
     records = [json.loads(line) for line in (REPO / "tests" / "data" / "synthetic_small.jsonl").open()][:8]
     texts = [r["text"] for r in records]
@@ -361,6 +362,7 @@ def test_when_function_word_filter_is_on_then_only_those_spans_go(shipped: Any) 
     assert "Okafor" in " ".join(kept)
 
 
+@pytest.mark.slow
 def test_when_the_forward_is_traced_then_probabilities_equal_the_eager_model(shipped: Any) -> None:
     from dataclasses import replace
 

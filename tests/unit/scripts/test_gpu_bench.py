@@ -21,6 +21,7 @@ def bench() -> Any:
     return module
 
 
+@pytest.mark.slow
 def test_when_run_on_cpu_then_each_batch_size_reports_rate_latency_and_flops(bench: Any, tmp_path: Path) -> None:
     out = tmp_path / "gpu.json"
     report = bench.main(["--n", "12", "--chars", "300", "--batch-sizes", "4,8", "--dtypes", "float32",

@@ -176,6 +176,7 @@ def _train_tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"result": result, "out": out, "held": held_file}
 
 
+@pytest.mark.slow
 def test_when_train_ner_runs_then_it_exits_cleanly_and_the_loss_falls(trained: dict[str, Any]) -> None:
     result = trained["result"]
     assert result.exit_code == 0, result.output
@@ -189,6 +190,7 @@ def test_when_train_ner_runs_then_it_exits_cleanly_and_the_loss_falls(trained: d
     assert "--max-steps 30" in meta["command"]
 
 
+@pytest.mark.slow
 def test_when_train_ner_saves_then_the_folder_holds_fp16_weights_tokenizer_and_card(trained: dict[str, Any]) -> None:
     from safetensors import safe_open
 
@@ -204,6 +206,7 @@ def test_when_train_ner_saves_then_the_folder_holds_fp16_weights_tokenizer_and_c
     assert (config["num_hidden_layers"], config["intermediate_size"]) == (2, 384)
 
 
+@pytest.mark.slow
 def test_when_the_tiny_model_tags_held_out_notes_then_offsets_are_exact_and_recall_is_high(
     trained: dict[str, Any]
 ) -> None:

@@ -11,7 +11,14 @@ import pytest
 from span_items import Item, spans_for
 
 from dictionaries import vocab
-from processors.pipeline import BuildContext, Note, PipelineConfig, SharedPolicy, build_processor, make_context
+from processors.pipeline import (
+    BuildContext,
+    Note,
+    PipelineConfig,
+    SharedPolicy,
+    build_processor,
+    make_context,
+)
 from processors.transform.step import (
     Transform,
     apply_replacements,
