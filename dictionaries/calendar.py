@@ -17,6 +17,8 @@ MONTH_TOKENS: frozenset[str] = frozenset(MONTHS) | frozenset(MONTH_ABBREVIATIONS
 
 WEEKDAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WEEKDAY_ABBREVIATIONS: tuple[str, ...] = tuple(d[:3] for d in WEEKDAYS)
+#: Every single-word weekday token: full names, three-letter abbreviations and the longer short forms.
+WEEKDAY_TOKENS: frozenset[str] = frozenset(WEEKDAYS) | frozenset(WEEKDAY_ABBREVIATIONS) | {"tues", "thur", "thurs"}
 
 
 def month_number(token: str) -> int | None:

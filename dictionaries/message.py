@@ -19,6 +19,7 @@ from typing import Any
 from rapidfuzz.distance import JaroWinkler
 
 from dictionaries import vocab
+from dictionaries.calendar import MONTHS
 from dictionaries.text import FAMILY_CUES, PROVIDER_CUES, TITLES_DOCTOR, TITLES_OTHER, TOKEN, NoteText
 from schemas.labels import Label, Subtype
 from schemas.models import Address, NoteIn, PersonName, Span
@@ -55,8 +56,6 @@ _STREET_SUFFIX = {
 }
 _DIRECTIONS = {"n": ("n", "north"), "s": ("s", "south"), "e": ("e", "east"), "w": ("w", "west"),
                "north": ("n", "north"), "south": ("s", "south"), "east": ("e", "east"), "west": ("w", "west")}
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
 
 
 def _split_parts(value: str | None, min_len: int) -> list[str]:
@@ -212,7 +211,7 @@ def _date_regex(d: date) -> re.Pattern[str]:
     d_ord = d_num + r"(?:st|nd|rd|th)?"
     yy = f"{d.year % 100:02d}"
     y_any = rf"(?:{d.year}|'?{yy})"
-    full = _MONTHS[d.month - 1]
+    full = MONTHS[d.month - 1]
     abbr = full[:3]
     mon = rf"(?:{full}|{abbr}\.?" + ("|sept\\.?" if d.month == 9 else "") + ")"
     forms = [

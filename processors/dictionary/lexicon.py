@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dictionaries import vocab
 from dictionaries.cache import cache_dir, write_atomic
+from dictionaries.calendar import MONTH_TOKENS
 from dictionaries.institution import InstitutionDictionary
 from dictionaries.text import FAMILY_CUES, PROVIDER_CUES, TITLES_DOCTOR, TITLES_OTHER, TOKEN, NoteText
 from schemas.labels import Label, Subtype
@@ -483,9 +484,6 @@ def _state_codes(t: NoteText, lex: _Lexicon, sc: Scores, emit: Any, city_before:
                 emit(k, i - 1, Label.LOCATION, Subtype.CITY, sc.address - 0.05)
         elif w not in _CREDENTIALS and city_before(i - 1):
             emit(i, i, Label.LOCATION, Subtype.STATE, sc.state)
-_MONTH_NAMES = frozenset({"january", "february", "march", "april", "may", "june", "july", "august",
-                          "september", "october", "november", "december", "jan", "feb", "mar", "apr",
-                          "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"})
 
 
 def _near_digit(t: NoteText, i: int) -> bool:
@@ -493,7 +491,7 @@ def _near_digit(t: NoteText, i: int) -> bool:
 
 
 def _single_name_score(t: NoteText, i: int, e: _Entry, sc: Scores, in_caps: bool, caps_tok: bool, surf: str) -> float:
-    if t.words[i] in _MONTH_NAMES and _near_digit(t, i):
+    if t.words[i] in MONTH_TOKENS and _near_digit(t, i):
         return 0.0  # "April 5", "5 June 2020": a date, the regex step's
     if in_caps:  # nursing-note capitals: no case evidence, so only rare or strongly name-like words
         return sc.caps_name if e.caps_ok else 0.0

@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
+from dictionaries.calendar import MONTH_TOKENS
 from processors.pipeline import BuildContext, Note, register
 from processors.spans import NER_THRESHOLD
 from schemas.errors import ConfigError
@@ -262,9 +263,6 @@ def decode_spans(
     return out
 
 
-_MONTHS = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split())
 _CLITICS = frozenset({"s", "t", "d", "m", "re", "ll", "ve"})
 _WORDS = re.compile(r"[^\W_]+")
 
@@ -279,7 +277,7 @@ def only_function_words(text: str) -> bool:
     words = _WORDS.findall(text.lower())
     if not words:
         return True
-    return all(w in _CLITICS or (w not in _MONTHS and vocab.is_function_word(w)) for w in words)
+    return all(w in _CLITICS or (w not in MONTH_TOKENS and vocab.is_function_word(w)) for w in words)
 
 
 # -- model loading and inference --------------------------------------------------------------------------

@@ -62,6 +62,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from dictionaries.calendar import MONTHS, WEEKDAYS
 from processors.synthetic import data as D
 from schemas.labels import Label, Subtype
 
@@ -75,9 +76,8 @@ KIND_WEIGHTS: dict[str, float] = {
 KINDS: tuple[str, ...] = tuple(KIND_WEIGHTS)
 
 _SLOT = re.compile(r"\{(\w+)\}")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November", "December")
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = tuple(m.title() for m in MONTHS)
+_WEEKDAYS = tuple(d.title() for d in WEEKDAYS)
 _WEEKDAY_SHORT = ("mon", "tues", "wed", "thurs", "fri", "sat", "sun")
 _KEEP_UPPER = frozenset({"LLC", "VA", "UC", "UCSF", "UCLA", "HCA", "OSF", "SSM", "CHI", "NYU", "UNC", "UAB",
                          "UPMC", "MUSC", "II", "III", "IV", "ER", "USA", "NW", "NE", "SW", "SE", "JFK", "LBJ"})

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from dictionaries.calendar import MONTHS, WEEKDAYS
 from schemas.labels import Label, Subtype
 from schemas.models import Span
 
@@ -43,9 +44,6 @@ def shift_days(secret: bytes, patient_key: str, lo: int, hi: int) -> int:
 
 # -------------------------------------------------------------------------------------------- dates
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december")
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MON = (r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
         r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![a-z])(?P<mdot>\.)?")
 _Y4 = r"(?:1[89]\d\d|20\d\d|21\d\d)"
@@ -114,7 +112,7 @@ def _year_of(text: str | None) -> int | None:
 
 def _month_of(name: str) -> int:
     low = name.lower()
-    return next(i for i, full in enumerate(_MONTHS, 1) if full.startswith(low[:3]))
+    return next(i for i, full in enumerate(MONTHS, 1) if full.startswith(low[:3]))
 
 
 def _valid(year: int | None, month: int | None, day: int | None) -> bool:
@@ -199,12 +197,12 @@ def _ordinal(day: int, template: str) -> str:
 
 
 def _render_month(new: int, template: str, abbr_hint: bool) -> str:
-    full = _MONTHS[new - 1]
+    full = MONTHS[new - 1]
     low = template.lower()
     if low == "may":
         abbreviate = abbr_hint
     else:
-        abbreviate = len(low) < len(_MONTHS[_month_of(low) - 1])
+        abbreviate = len(low) < len(MONTHS[_month_of(low) - 1])
     if abbreviate:
         word = "sept" if (low == "sept" and new == 9) else full[:3]
     else:
@@ -268,9 +266,9 @@ def _render(dm: DateMatch, days: int) -> str:
 
 
 def _render_weekday(template: str, days: int) -> str:
-    idx = next(i for i, w in enumerate(_WEEKDAYS) if w.startswith(template.lower()[:3]))
-    full = _WEEKDAYS[(idx + days) % 7]
-    return _case_like(template, full if len(template) >= len(_WEEKDAYS[idx]) else full[:3])
+    idx = next(i for i, w in enumerate(WEEKDAYS) if w.startswith(template.lower()[:3]))
+    full = WEEKDAYS[(idx + days) % 7]
+    return _case_like(template, full if len(template) >= len(WEEKDAYS[idx]) else full[:3])
 
 
 def shift_date_string(s: str, days: int) -> str | None:
