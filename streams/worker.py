@@ -13,13 +13,13 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from processors.pipeline import PIPELINE_VERSION, Note, NoteError, Pipeline
+from processors.pipeline import Note, NoteError, Pipeline
 from schemas.errors import ConfigError
-from schemas.models import NoteIn, Versions
+from schemas.models import NoteIn
 from streams import telemetry
 from streams.codec import (
     InRecord,
