@@ -1,1 +1,3 @@
-"""Offline evaluation against gold: scoring, bootstrap CIs, the judge panel and the report. Not a step."""
+"""Offline evaluation against gold (not a step): ``gold`` (label maps, gold notes), ``scoring`` (token and
+entity scores), ``stats`` (bootstrap intervals, correlations), ``judges`` (the judge panel), ``report``
+(report.json content and report.html) and ``plots`` (its figures; ``report`` extra)."""

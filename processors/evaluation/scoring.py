@@ -1,4 +1,4 @@
-"""Evaluation against gold spans: token-level precision/recall/F1, entity-level recall, bootstrap CIs.
+"""Scoring against gold spans: token-level precision/recall/F1, entity-level recall, bootstrap CIs.
 
 Pure functions (DESIGN.md §6). Definitions:
 - Tokens are runs of Unicode letters/digits (``[^\\W_]+``); punctuation, underscores and whitespace are
@@ -13,32 +13,25 @@ Pure functions (DESIGN.md §6). Definitions:
 - Undefined ratios (zero denominators) are ``None``.
 - Notes without predictions count as predicting nothing (and are counted in ``missing_predictions``).
 
-Gold files use the shared eval JSONL format ``{"id", "text", "spans": [{"start", "end", "label", "text"}]}``;
-corpus labels are mapped to ours with a label map (``load_label_map``): a value is ``"LABEL"``,
-``"LABEL/SUBTYPE"`` or null (drop the label: not PHI under our policy).
+Gold notes come from ``processors.evaluation.gold``; the bootstrap from ``processors.evaluation.stats``.
 """
 
 from __future__ import annotations
 
-import importlib.resources
-import json
-import random
 import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-import yaml
+import numpy as np
+from numpy.typing import NDArray
 
-from schemas.errors import ConfigError, InputError
-from schemas.labels import Label, Subtype, check_subtype
-from schemas.models import NoteIn
+from processors.evaluation import stats
+from processors.evaluation.gold import GoldNote
 
 _TOKEN = re.compile(r"[^\W_]+")
-PACKAGED_MAPS: tuple[str, ...] = ("presidio", "meddocan")
 
 
 class SpanLike(Protocol):
@@ -50,146 +43,6 @@ class SpanLike(Protocol):
     def end(self) -> int: ...
     @property
     def label(self) -> Any: ...
-
-
-@dataclass(frozen=True, slots=True)
-class GoldSpan:
-    start: int
-    end: int
-    label: str
-    subtype: str | None = None
-    text: str = ""
-    source_label: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GoldNote:
-    id: str
-    text: str
-    spans: tuple[GoldSpan, ...]
-    kind: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_note_in(self) -> NoteIn:
-        """The note as pipeline input, with its structured blocks (patient, providers, ...) if any."""
-        return NoteIn.model_validate({**self.extra, "note_id": self.id, "text": self.text})
-
-
-# ------------------------------------------------------------------------------------------ label maps
-
-def _parse_target(value: str) -> tuple[str, str | None]:
-    label, _, subtype = value.partition("/")
-    Label(label)
-    if subtype:
-        Subtype(subtype)
-        check_subtype(label, subtype)
-    return label, subtype or None
-
-
-def _validate_map(mapping: Mapping[str, str | None], where: str) -> dict[str, str | None]:
-    bad: list[str] = []
-    for key, value in mapping.items():
-        if value is None:
-            continue
-        try:
-            _parse_target(str(value))
-        except ValueError:
-            bad.append(f"{key}: {value}")
-    if bad:
-        raise ConfigError(f"label map {where}: invalid targets {sorted(bad)}; use LABEL, LABEL/SUBTYPE or null")
-    return {str(k): (None if v is None else str(v)) for k, v in mapping.items()}
-
-
-def load_label_map(name_or_path: str | Path) -> dict[str, str | None]:
-    """A corpus-label -> our-label map: a packaged one by name ("presidio", "meddocan") or a YAML file.
-
-    The YAML holds a ``labels:`` mapping (or is that mapping itself); null targets drop the label.
-    """
-    if isinstance(name_or_path, str) and name_or_path in PACKAGED_MAPS:
-        resource = importlib.resources.files("schemas") / "labelmaps" / f"{name_or_path}.yaml"
-        raw = yaml.safe_load(resource.read_text(encoding="utf-8"))
-        where = name_or_path
-    else:
-        path = Path(name_or_path)
-        if not path.is_file():
-            raise ConfigError(f"label map {str(name_or_path)!r} is neither packaged ({', '.join(PACKAGED_MAPS)})"
-                              " nor a file")
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        where = path.name
-    mapping = raw.get("labels", raw) if isinstance(raw, dict) else None
-    if not isinstance(mapping, dict):
-        raise ConfigError(f"label map {where}: expected a mapping of labels")
-    return _validate_map(mapping, where)
-
-
-# ------------------------------------------------------------------------------------------ gold
-
-def gold_from_records(records: Iterable[Mapping[str, Any]],
-                      label_map: Mapping[str, str | None] | None = None) -> list[GoldNote]:
-    """Gold notes from already-parsed records (see ``load_gold``)."""
-    targets: dict[str, tuple[str, str | None] | None] = {}
-    if label_map is not None:
-        checked = _validate_map(label_map, "argument")
-        targets = {k: (None if v is None else _parse_target(v)) for k, v in checked.items()}
-    notes: list[GoldNote] = []
-    unmapped: set[str] = set()
-    for n, rec in enumerate(records, start=1):
-        try:
-            note_id, text, raw_spans = str(rec["id"]), rec["text"], rec.get("spans") or []
-        except (KeyError, TypeError):
-            raise InputError(f"gold record {n}: needs 'id' and 'text'") from None
-        if not isinstance(text, str):
-            raise InputError(f"gold record {n}: 'text' must be a string")
-        spans: list[GoldSpan] = []
-        for raw in raw_spans:
-            start, end, source = int(raw["start"]), int(raw["end"]), str(raw["label"])
-            if not 0 <= start < end <= len(text):
-                raise InputError(f"gold record {n}: span [{start}, {end}) outside the text")
-            if "text" in raw and raw["text"] is not None and text[start:end] != raw["text"]:
-                raise InputError(f"gold record {n}: span text differs from text at offset {start}")
-            target: tuple[str, str | None] | None
-            if label_map is None:
-                try:
-                    target = _parse_target(source)
-                except ValueError:
-                    unmapped.add(source)
-                    continue
-                sub = raw.get("subtype")
-                if sub is not None:
-                    target = (target[0], _parse_target(f"{target[0]}/{sub}")[1])
-            elif source in targets:
-                target = targets[source]
-            else:
-                unmapped.add(source)
-                continue
-            if target is None:
-                continue
-            spans.append(GoldSpan(start, end, target[0], target[1], text[start:end], source))
-        extra = {k: v for k, v in rec.items() if k not in ("id", "text", "spans", "kind")}
-        kind = rec.get("kind")
-        notes.append(GoldNote(note_id, text, tuple(sorted(spans, key=lambda s: (s.start, s.end))),
-                              None if kind is None else str(kind), extra))
-    if unmapped:
-        raise InputError(f"gold labels without a mapping: {sorted(unmapped)}")
-    return notes
-
-
-def load_gold(path: str | Path, label_map: Mapping[str, str | None] | None = None) -> list[GoldNote]:
-    """Gold notes from a JSONL file in the shared eval format.
-
-    With ``label_map`` None the labels must already be ours (schemas.Label values, optional "subtype");
-    otherwise every corpus label must be a key of the map (unmapped labels raise InputError listing them).
-    """
-    records: list[dict[str, Any]] = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise InputError(f"gold file line {n}: not valid JSON") from None
-    return gold_from_records(records, label_map)
 
 
 # ------------------------------------------------------------------------------------------ tokens
@@ -393,11 +246,26 @@ def evaluate(gold_notes: Sequence[GoldNote],
     )
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    pos = q * (len(ordered) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+# ------------------------------------------------------------------------------------------ bootstrap
+
+#: The count fields the bootstrap sums: overall (``NoteCounts``) and per label (``LabelCounts``).
+NOTE_FIELDS: tuple[str, ...] = ("tp", "fp", "fn", "entities", "entities_found")
+LABEL_FIELDS: tuple[str, ...] = ("gold_tokens", "gold_tokens_found", "pred_tokens", "pred_tokens_correct",
+                                 "entities", "entities_found")
+
+
+def note_metrics(totals: NDArray[np.int64]) -> dict[str, NDArray[np.float64]]:
+    """``_metrics`` over arrays of summed ``NOTE_FIELDS`` (last axis); NaN where undefined."""
+    tp, fp, fn, entities, found = (totals[..., i] for i in range(len(NOTE_FIELDS)))
+    p, r = stats.ratio(tp, tp + fp), stats.ratio(tp, tp + fn)
+    return {"precision": p, "recall": r, "f1": stats.f1(p, r), "entity_recall": stats.ratio(found, entities)}
+
+
+def label_metrics(totals: NDArray[np.int64]) -> dict[str, NDArray[np.float64]]:
+    """``LabelCounts``' recall, precision, F1 and entity recall over arrays of summed ``LABEL_FIELDS``."""
+    gold, gold_found, pred, pred_correct, entities, found = (totals[..., i] for i in range(len(LABEL_FIELDS)))
+    r, p = stats.ratio(gold_found, gold), stats.ratio(pred_correct, pred)
+    return {"recall": r, "precision": p, "f1": stats.f1(p, r), "entity_recall": stats.ratio(found, entities)}
 
 
 def bootstrap_ci(per_note_counts: Sequence[NoteCounts], n: int = 100, seed: int = 0,
@@ -406,21 +274,7 @@ def bootstrap_ci(per_note_counts: Sequence[NoteCounts], n: int = 100, seed: int 
 
     Deterministic for a seed. A metric that is undefined in every resample maps to None.
     """
-    if not 0 < alpha < 1 or n < 1:
-        raise ValueError("need 0 < alpha < 1 and n >= 1")
-    rng = random.Random(seed)
-    size = len(per_note_counts)
-    samples: dict[str, list[float]] = {"precision": [], "recall": [], "f1": [], "entity_recall": []}
-    if size:
-        for _ in range(n):
-            tp = fp = fn = ent = found = 0
-            for c in (per_note_counts[rng.randrange(size)] for _ in range(size)):
-                tp, fp, fn, ent, found = tp + c.tp, fp + c.fp, fn + c.fn, ent + c.entities, found + c.entities_found
-            for key, value in _metrics(tp, fp, fn, ent, found).items():
-                if value is not None:
-                    samples[key].append(value)
-    out: dict[str, tuple[float, float] | None] = {}
-    for key, values in samples.items():
-        values.sort()
-        out[key] = (_quantile(values, alpha / 2), _quantile(values, 1 - alpha / 2)) if values else None
-    return out
+    counts = np.array([[getattr(c, f) for f in NOTE_FIELDS] for c in per_note_counts], dtype=np.int64)
+    counts = counts.reshape(len(per_note_counts), 1, len(NOTE_FIELDS))
+    intervals = stats.bootstrap_ci(counts, note_metrics, n=n, seed=seed, alpha=alpha)
+    return {key: per_group[0] for key, per_group in intervals.items()}

@@ -67,8 +67,8 @@ __all__ = [
     "ArrayClassifier", "ChunkJudge", "ClinicalClassifier", "ConceptClassifier", "Entity", "Intervals", "Metrics",
     "OffsetMap", "alid", "align_tokens", "cire", "clinical_numbers", "compute_note_metrics", "jsc",
     "known_identifiers", "leak_entities", "lr_at", "lra", "lrdi_at", "lrqi_at", "lsi", "medical_matches",
-    "medical_term_changes", "nsdcg", "pearson", "recall_proxy", "repeated_occurrences", "sentence_bounds",
-    "sentence_region", "softmax", "spearman",
+    "medical_term_changes", "nsdcg", "recall_proxy", "repeated_occurrences", "sentence_bounds",
+    "sentence_region", "softmax",
 ]
 
 #: Safe Harbor allows states and countries: never counted as identifiers that should have gone.
@@ -817,39 +817,3 @@ class Metrics:
         return compute_note_metrics(note, vocab=self.vocab, versions=versions or self.versions(),
                                     options=self.options, classifier=self.classifier, judge=self.judge,
                                     message_spans=message_spans)
-
-
-# ------------------------------------------------------------------------------------------ over notes
-
-def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """Pearson correlation; None with fewer than 3 pairs or a constant series."""
-    n = len(xs)
-    if n != len(ys) or n < 3:
-        return None
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
-        return None
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / math.sqrt(sxx * syy)
-
-
-def _ranks(xs: Sequence[float]) -> list[float]:
-    order = sorted(range(len(xs)), key=lambda i: xs[i])
-    ranks = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1  # ties share their mean rank
-        i = j + 1
-    return ranks
-
-
-def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """Spearman rank correlation (Pearson on mid-ranks)."""
-    if len(xs) != len(ys):
-        return None
-    return pearson(_ranks(xs), _ranks(ys))

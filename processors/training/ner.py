@@ -100,7 +100,7 @@ def resolve_label_map(name_or_path: str | None) -> dict[str, str | None] | None:
     """A label map by packaged name ("presidio", "meddocan") or from a YAML/JSON file; None: labels are ours."""
     if name_or_path is None:
         return None
-    from processors.evaluation.scoring import load_label_map
+    from processors.evaluation.gold import load_label_map
 
     return load_label_map(name_or_path)
 
@@ -109,10 +109,10 @@ def read_examples(
     paths: Sequence[Path], label_map: Mapping[str, str | None] | None = None, *,
     subtypes: Sequence[str] = (), max_notes: int | None = None,
 ) -> list[Example]:
-    """Notes from JSONL files with spans mapped to our classes (``processors.evaluation.scoring.load_gold`` checks
+    """Notes from JSONL files with spans mapped to our classes (``processors.evaluation.gold.load_gold`` checks
     offsets against span texts and lists unmapped labels). Subtypes are kept only for labels in
     ``subtypes``."""
-    from processors.evaluation.scoring import load_gold
+    from processors.evaluation.gold import load_gold
 
     keep = frozenset(str(Label(s)) for s in subtypes)
     out: list[Example] = []
@@ -129,7 +129,7 @@ def read_examples(
 
 def examples_from_records(records: Sequence[Mapping[str, Any]], subtypes: Sequence[str] = ()) -> list[Example]:
     """Examples from in-memory records whose labels are already ours (e.g. ``synthetic.generate``)."""
-    from processors.evaluation.scoring import gold_from_records
+    from processors.evaluation.gold import gold_from_records
 
     keep = frozenset(str(Label(s)) for s in subtypes)
     return [Example(g.id, g.text, tuple(sorted(
@@ -565,7 +565,8 @@ def evaluate_model(
     options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Token-level P/R/F1 (overall and per label, ``processors.evaluation.scoring``) of the NER step alone."""
-    from processors.evaluation.scoring import evaluate, load_gold
+    from processors.evaluation.gold import load_gold
+    from processors.evaluation.scoring import evaluate
     from processors.pipeline import BuildContext, Note, build_processor
 
     gold = load_gold(data, resolve_label_map(label_map))

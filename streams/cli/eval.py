@@ -32,7 +32,8 @@ from streams.cli._util import (
 )
 
 if TYPE_CHECKING:  # the scoring modules (scipy) and the pipeline load when the command runs
-    from processors.evaluation.scoring import EvalResult, GoldNote, LabelCounts
+    from processors.evaluation.gold import GoldNote
+    from processors.evaluation.scoring import EvalResult, LabelCounts
     from processors.pipeline import Note, Pipeline
 
 console = err
@@ -235,8 +236,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Token/entity precision-recall against gold, per label, with bootstrap CIs; recall proxy and
         clinical information retention per note; report.json + report.html."""
+        from processors.evaluation.gold import load_gold, load_label_map
         from processors.evaluation.report import label_bootstrap, summarise, write_reports
-        from processors.evaluation.scoring import evaluate, load_gold, load_label_map
+        from processors.evaluation.scoring import evaluate
 
         label_map = load_label_map(labels) if labels else None
         gold_notes = load_gold(gold, label_map)

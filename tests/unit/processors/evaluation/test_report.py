@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +14,9 @@ import pytest
 from paths import DATA, REPO
 from typer.testing import CliRunner
 
-from processors.evaluation.report import correlation, label_bootstrap, render_html, summarise
+from processors.evaluation.report import correlation, label_bootstrap, render_html, summarise, write_reports
 from processors.evaluation.scoring import LabelCounts
+from schemas.errors import ConfigError
 from streams.cli import app
 
 FIXTURE = DATA / "synthetic_small.jsonl"
@@ -189,6 +192,22 @@ def test_when_notes_differ_then_the_label_interval_is_deterministic_and_ordered(
     assert 0.0 <= lo < 0.5 < hi <= 1.0
 
 
+def test_when_labels_are_bootstrapped_then_the_intervals_are_those_of_the_hand_written_bootstrap() -> None:
+    # values printed by the pure-Python per-label bootstrap that numpy replaced (same seed, same draws)
+    per_note = [{"NAME": LabelCounts(4, i % 5, 3, i % 4, 2, i % 3),
+                 **({"DATE": LabelCounts(3, 3 - i % 2, 3, 3, 1, 1 - i % 2)} if i % 3 else {})} for i in range(12)]
+    assert label_bootstrap(per_note, n=150, seed=2) == {
+        "DATE": {"recall": (0.7126488095238096, 0.9523809523809523), "precision": (1.0, 1.0),
+                 "f1": (0.8322154471544715, 0.975609756097561),
+                 "entity_recall": (0.13794642857142858, 0.8571428571428571)},
+        "NAME": {"recall": (0.2234375, 0.6458333333333334), "precision": (0.32569444444444445, 0.6743055555555557),
+                 "f1": (0.295159478885894, 0.5942320325844174),
+                 "entity_recall": (0.2916666666666667, 0.7197916666666669)}}
+    assert label_bootstrap([], n=10) == {}
+    with pytest.raises(ValueError):
+        label_bootstrap(per_note, alpha=0.0)
+
+
 def test_when_rows_are_summarised_then_means_and_shares_are_hand_values() -> None:
     rows = [
         {"lr": 100.0, "token_recall": 1.0, "entity_recall": 1.0, "lr_gold": 100.0, "jsc": 100.0, "cire": 1.0,
@@ -218,3 +237,91 @@ def test_when_a_report_has_no_metrics_then_the_html_still_renders() -> None:
            "per_label_ci95": {"NAME": {"recall": [0.4, 0.6]}}}
     page = render_html(rep, [])
     assert page.count("data:image/png;base64,") == 1 and "0.400–0.600" in page
+
+
+class _Tables(HTMLParser):
+    """The text of every table cell, row by row, and the headings, as a browser shows them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self.headings: list[str] = []
+        self._cell: list[str] | None = None
+        self._heading: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag in ("h1", "h2"):
+            self._heading = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+        elif tag in ("h1", "h2") and self._heading is not None:
+            self.headings.append("".join(self._heading))
+            self._heading = None
+
+    def handle_data(self, data: str) -> None:
+        for part in (self._cell, self._heading):
+            if part is not None:
+                part.append(data)
+
+
+def _tables(page: str) -> _Tables:
+    parser = _Tables()
+    parser.feed(page)
+    return parser
+
+
+def test_when_a_report_renders_then_its_tables_carry_the_numbers() -> None:
+    rep = {"gold": "g.jsonl", "notes": 1, "tokens": 3, "labels": "presidio", "precision": 1.0, "recall": 0.5,
+           "f1": 0.667, "entity_recall": 0.0, "bootstrap": {"resamples": 10, "ci95": {"recall": [0.4, 0.6]}},
+           "per_label": {"NAME": {"gold_tokens": 2, "recall": 0.5, "precision": None, "f1": 0.667, "entities": 1,
+                                  "entity_recall": 0.0}},
+           "per_label_ci95": {"NAME": {"recall": [0.4, 0.6], "entity_recall": None}},
+           "judges": {"judges": ["entity", "string"], "threshold": 0.5, "tp": 3, "fn": 1, "fp": 2, "tp_pred": 0,
+                      "discarded": 1, "precision": 0.6, "recall": 0.75,
+                      "agreement_with_majority": {"entity": 1.0, "string": 0.8}},
+           "notes_per_s": 12.5}
+    page = render_html(rep, [])
+    tables = _tables(page)
+    assert tables.headings == ["deidstream evaluation: g.jsonl", "Overall", "Per label", "Judge panel", "Run"]
+    assert tables.rows == [
+        ["metric", "value", "95% CI"],
+        ["token precision", "1.000", "–"], ["token recall (generous)", "0.500", "0.400–0.600"],
+        ["token F1", "0.667", "–"], ["entity recall (conservative)", "0.000", "–"],
+        ["label", "gold tokens", "recall", "recall CI", "precision", "precision CI", "F1", "entities",
+         "entity recall", "entity recall CI"],
+        ["NAME", "2", "0.500", "0.400–0.600", "–", "–", "0.667", "1", "0.000", "–"],
+        ["TP", "FN", "FP", "TP (not in gold)", "discarded", "precision", "recall"],
+        ["3", "1", "2", "0", "1", "0.600", "0.750"],
+        ["judge", "agreement with majority"], ["entity", "1.000"], ["string", "0.800"],
+    ]
+    assert "1 notes, 3 tokens; labels: presidio; source: pipeline; bootstrap: 10 resamples over notes." in page
+    assert "judges: entity, string; a verdict needs more than 0.50 of the votes." in page
+    assert '"notes_per_s": 12.5' in page.replace("&#34;", '"')
+
+
+def test_when_report_values_hold_markup_then_the_html_escapes_them() -> None:
+    rep = {"gold": "<script>alert(1)</script>.jsonl", "notes": 1, "tokens": 1, "labels": "a&b",
+           "precision": None, "recall": None, "f1": None, "entity_recall": None, "bootstrap": {},
+           "per_label": {}}
+    page = render_html(rep, [])
+    assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;.jsonl" in page
+    assert "labels: a&amp;b" in page and "data:image/png" not in page
+    assert _tables(page).headings[0] == "deidstream evaluation: <script>alert(1)</script>.jsonl"
+
+
+@pytest.mark.parametrize("missing", ["jinja2", "matplotlib"])
+def test_when_a_report_library_is_missing_then_the_html_error_says_how_to_install_it(
+        missing: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, missing, None)  # import fails; monkeypatch restores the module
+    rep = {"gold": "g.jsonl", "per_label": {}}
+    with pytest.raises(ConfigError, match=rf"{missing}.*pip install 'deidstream\[report\]'"):
+        render_html(rep, [])
+    # report.json needs neither
+    assert write_reports(rep, [], tmp_path, html_report=False) == [tmp_path / "report.json"]

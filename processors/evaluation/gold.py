@@ -1,0 +1,163 @@
+"""Gold notes and label maps: the shared eval JSONL format, mapped to our labels.
+
+Gold files use the shared eval JSONL format ``{"id", "text", "spans": [{"start", "end", "label", "text"}]}``;
+corpus labels are mapped to ours with a label map (``load_label_map``): a value is ``"LABEL"``,
+``"LABEL/SUBTYPE"`` or null (drop the label: not PHI under our policy).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from schemas.errors import ConfigError, InputError
+from schemas.labels import Label, Subtype, check_subtype
+from schemas.models import NoteIn
+
+PACKAGED_MAPS: tuple[str, ...] = ("presidio", "meddocan")
+
+
+@dataclass(frozen=True, slots=True)
+class GoldSpan:
+    start: int
+    end: int
+    label: str
+    subtype: str | None = None
+    text: str = ""
+    source_label: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GoldNote:
+    id: str
+    text: str
+    spans: tuple[GoldSpan, ...]
+    kind: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_note_in(self) -> NoteIn:
+        """The note as pipeline input, with its structured blocks (patient, providers, ...) if any."""
+        return NoteIn.model_validate({**self.extra, "note_id": self.id, "text": self.text})
+
+
+# ------------------------------------------------------------------------------------------ label maps
+
+def _parse_target(value: str) -> tuple[str, str | None]:
+    label, _, subtype = value.partition("/")
+    Label(label)
+    if subtype:
+        Subtype(subtype)
+        check_subtype(label, subtype)
+    return label, subtype or None
+
+
+def _validate_map(mapping: Mapping[str, str | None], where: str) -> dict[str, str | None]:
+    bad: list[str] = []
+    for key, value in mapping.items():
+        if value is None:
+            continue
+        try:
+            _parse_target(str(value))
+        except ValueError:
+            bad.append(f"{key}: {value}")
+    if bad:
+        raise ConfigError(f"label map {where}: invalid targets {sorted(bad)}; use LABEL, LABEL/SUBTYPE or null")
+    return {str(k): (None if v is None else str(v)) for k, v in mapping.items()}
+
+
+def load_label_map(name_or_path: str | Path) -> dict[str, str | None]:
+    """A corpus-label -> our-label map: a packaged one by name ("presidio", "meddocan") or a YAML file.
+
+    The YAML holds a ``labels:`` mapping (or is that mapping itself); null targets drop the label.
+    """
+    if isinstance(name_or_path, str) and name_or_path in PACKAGED_MAPS:
+        resource = importlib.resources.files("schemas") / "labelmaps" / f"{name_or_path}.yaml"
+        raw = yaml.safe_load(resource.read_text(encoding="utf-8"))
+        where = name_or_path
+    else:
+        path = Path(name_or_path)
+        if not path.is_file():
+            raise ConfigError(f"label map {str(name_or_path)!r} is neither packaged ({', '.join(PACKAGED_MAPS)})"
+                              " nor a file")
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        where = path.name
+    mapping = raw.get("labels", raw) if isinstance(raw, dict) else None
+    if not isinstance(mapping, dict):
+        raise ConfigError(f"label map {where}: expected a mapping of labels")
+    return _validate_map(mapping, where)
+
+
+# ------------------------------------------------------------------------------------------ gold
+
+def gold_from_records(records: Iterable[Mapping[str, Any]],
+                      label_map: Mapping[str, str | None] | None = None) -> list[GoldNote]:
+    """Gold notes from already-parsed records (see ``load_gold``)."""
+    targets: dict[str, tuple[str, str | None] | None] = {}
+    if label_map is not None:
+        checked = _validate_map(label_map, "argument")
+        targets = {k: (None if v is None else _parse_target(v)) for k, v in checked.items()}
+    notes: list[GoldNote] = []
+    unmapped: set[str] = set()
+    for n, rec in enumerate(records, start=1):
+        try:
+            note_id, text, raw_spans = str(rec["id"]), rec["text"], rec.get("spans") or []
+        except (KeyError, TypeError):
+            raise InputError(f"gold record {n}: needs 'id' and 'text'") from None
+        if not isinstance(text, str):
+            raise InputError(f"gold record {n}: 'text' must be a string")
+        spans: list[GoldSpan] = []
+        for raw in raw_spans:
+            start, end, source = int(raw["start"]), int(raw["end"]), str(raw["label"])
+            if not 0 <= start < end <= len(text):
+                raise InputError(f"gold record {n}: span [{start}, {end}) outside the text")
+            if "text" in raw and raw["text"] is not None and text[start:end] != raw["text"]:
+                raise InputError(f"gold record {n}: span text differs from text at offset {start}")
+            target: tuple[str, str | None] | None
+            if label_map is None:
+                try:
+                    target = _parse_target(source)
+                except ValueError:
+                    unmapped.add(source)
+                    continue
+                sub = raw.get("subtype")
+                if sub is not None:
+                    target = (target[0], _parse_target(f"{target[0]}/{sub}")[1])
+            elif source in targets:
+                target = targets[source]
+            else:
+                unmapped.add(source)
+                continue
+            if target is None:
+                continue
+            spans.append(GoldSpan(start, end, target[0], target[1], text[start:end], source))
+        extra = {k: v for k, v in rec.items() if k not in ("id", "text", "spans", "kind")}
+        kind = rec.get("kind")
+        notes.append(GoldNote(note_id, text, tuple(sorted(spans, key=lambda s: (s.start, s.end))),
+                              None if kind is None else str(kind), extra))
+    if unmapped:
+        raise InputError(f"gold labels without a mapping: {sorted(unmapped)}")
+    return notes
+
+
+def load_gold(path: str | Path, label_map: Mapping[str, str | None] | None = None) -> list[GoldNote]:
+    """Gold notes from a JSONL file in the shared eval format.
+
+    With ``label_map`` None the labels must already be ours (schemas.Label values, optional "subtype");
+    otherwise every corpus label must be a key of the map (unmapped labels raise InputError listing them).
+    """
+    records: list[dict[str, Any]] = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise InputError(f"gold file line {n}: not valid JSON") from None
+    return gold_from_records(records, label_map)
