@@ -230,7 +230,7 @@ def _patient_key_json(line: bytes) -> bytes | None:
         return None
 
 
-def _patient_key_hl7(message: str) -> bytes | None:
+def _patient_key_hl7(message: bytes) -> bytes | None:
     from schemas.hl7 import parse_hl7
 
     try:
@@ -242,27 +242,27 @@ def _patient_key_hl7(message: str) -> bytes | None:
 
 
 def records_from_path(path: Path) -> list[RawRecord]:
-    """Records for a JSONL file (one note per line), a JSON file (one note), an HL7 file (one or more
-    messages) or a folder of them (recursively, sorted). Keys: the note's patient key, else none."""
-    from schemas.hl7 import iter_hl7_file
+    """One record per note or message that ``schemas.readers.iter_raw`` finds in ``path`` (the CLI's reader:
+    a JSONL file one per line, a JSON file one note or an array of notes, an HL7 file one or more messages,
+    or a folder of them, recursively, sorted). The value is the item's bytes, unparsed: a malformed note is
+    published as is and the worker dead-letters it. Keys: the note's patient key (its note id when it names
+    no patient), none for a note that does not parse. HL7 records carry the reader's fallback note id
+    (``deid-note-id``: the file stem, ``-n`` for several messages).
+    Files that give no record (missing path, an HL7 file without a message) are logged and skipped."""
+    from schemas.readers import InputFailure, iter_raw
 
-    if path.is_dir():
-        out: list[RawRecord] = []
-        for child in sorted(p for p in path.rglob("*") if p.is_file()):
-            if child.suffix.lower() in (".jsonl", ".json", ".hl7", ".er7", ".txt"):
-                try:
-                    out.extend(records_from_path(child))
-                except DeidError as exc:  # e.g. a README.txt beside the messages
-                    logger.warning("skipped %s (%s)", child.name, exc.code)
-        return out
-    if path.suffix.lower() == ".jsonl":
-        lines = [ln.strip() for ln in path.read_bytes().splitlines()]
-        return [RawRecord(_patient_key_json(ln), ln, ((FORMAT_HEADER, b"json"),)) for ln in lines if ln]
-    if path.suffix.lower() == ".json":
-        raw = path.read_bytes().strip()
-        return [RawRecord(_patient_key_json(raw), raw, ((FORMAT_HEADER, b"json"),))]
-    return [RawRecord(_patient_key_hl7(m), m.encode("utf-8"), ((FORMAT_HEADER, b"hl7"),))
-            for m in iter_hl7_file(path)]
+    out: list[RawRecord] = []
+    for item in iter_raw(path):
+        if isinstance(item, InputFailure):
+            logger.warning("skipped %s ([%s] %s)", item.where, item.code, item.reason)
+        elif item.format == "json":
+            out.append(RawRecord(_patient_key_json(item.raw), item.raw, ((FORMAT_HEADER, b"json"),)))
+        else:
+            headers: Headers = ((FORMAT_HEADER, b"hl7"),)
+            if item.fallback_id:
+                headers += ((NOTE_ID_HEADER, item.fallback_id.encode("utf-8")),)
+            out.append(RawRecord(_patient_key_hl7(item.raw), item.raw, headers))
+    return out
 
 
 def new_traceparent() -> str:
