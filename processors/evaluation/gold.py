@@ -8,7 +8,6 @@ corpus labels are mapped to ours with a label map (``load_label_map``): a value 
 from __future__ import annotations
 
 import importlib.resources
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,18 +145,12 @@ def gold_from_records(records: Iterable[Mapping[str, Any]],
 
 
 def load_gold(path: str | Path, label_map: Mapping[str, str | None] | None = None) -> list[GoldNote]:
-    """Gold notes from a JSONL file in the shared eval format.
+    """Gold notes from a file in the shared eval format: JSONL, a JSON object or array, or a folder of them
+    (``schemas.readers.read_json_records``: a bad line raises InputError naming the file and line).
 
     With ``label_map`` None the labels must already be ours (schemas.Label values, optional "subtype");
     otherwise every corpus label must be a key of the map (unmapped labels raise InputError listing them).
     """
-    records: list[dict[str, Any]] = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise InputError(f"gold file line {n}: not valid JSON") from None
-    return gold_from_records(records, label_map)
+    from schemas.readers import read_json_records
+
+    return gold_from_records([rec for _, rec in read_json_records(path)], label_map)
