@@ -1,4 +1,6 @@
-"""Medical vocabulary: curated list, term matching with exact offsets, ambiguity, medical syntax.
+"""Medical vocabulary: term matching with exact offsets, ambiguity, concepts, loading and the cache version,
+and ``medical_syntax_spans`` defaulting to the vocabulary's genes (the recognisers: test_medical_syntax.py;
+the builders: test_medical_build.py).
 
 Uses the real vocabulary (built on first use into the run's DEID_CACHE_DIR, see tests/conftest.py, then
 loaded).
@@ -11,37 +13,20 @@ from pathlib import Path
 
 import pytest
 
+from dictionaries import medical, medical_build
 from dictionaries.medical import (
-    CURATED_FILE,
     MedicalVocabulary,
     medical_syntax_spans,
     medical_vocabulary,
     normalize_term,
-    read_curated,
+    vocabulary_version,
 )
-
-CATEGORIES = {"sign", "test", "scale", "procedure", "disease", "device", "ehr", "abbrev", "drug-brand",
-              "drug-code", "care-unit", "unit"}
+from dictionaries.medical_syntax import syntax_spans
 
 
 @pytest.fixture(scope="module")
 def vocab() -> MedicalVocabulary:
     return medical_vocabulary()
-
-
-def test_when_curated_list_is_read_then_it_has_at_least_300_unique_entries() -> None:
-    entries = read_curated()
-    unique = {normalize_term(term) for term, _, _ in entries}
-    assert len(unique) >= 300
-    assert len(unique) == len(entries), "duplicate curated entries"
-
-
-def test_when_curated_list_is_read_then_every_entry_has_a_known_category_and_flags() -> None:
-    for term, category, flags in read_curated():
-        assert term and term == term.strip()
-        assert category in CATEGORIES, (term, category)
-        assert flags <= {"amb", "unamb", "cs", "ci"}, (term, flags)
-    assert "\t" in CURATED_FILE.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(
@@ -152,76 +137,22 @@ def test_when_vocabulary_is_loaded_again_then_the_cached_pickle_is_used(
     assert data["version"] == vocab.version and len(data["terms"]) == len(vocab)
 
 
-@pytest.mark.parametrize(
-    ("text", "surface", "kind"),
-    [
-        ("TP53 g.7578395G>C was found", "g.7578395G>C", "variant"),
-        ("BRCA1 c.68_69delAG carrier", "c.68_69delAG", "variant"),
-        ("NM_000546.6:c.215C>G", "NM_000546.6:c.215C>G", "variant"),
-        ("BRAF p.Val600Glu positive", "p.Val600Glu", "variant"),
-        ("SNP rs80357906 heterozygous", "rs80357906", "rsid"),
-        ("Lasix 40 mg daily", "40 mg", "dose"),
-        ("KCl 20 mEq x1", "20 mEq", "dose"),
-        ("Vitals: BP 120/80, HR 72", "BP 120/80", "vital"),
-        ("GCS 15 on arrival", "GCS 15", "score"),
-        ("Apgar 8/9 at birth", "Apgar 8/9", "score"),
-        ("NYHA III symptoms", "NYHA III", "score"),
-        ("Gleason 3+4 adenocarcinoma", "Gleason 3+4", "score"),
-        ("pain 6/10 today", "pain 6/10", "score"),
-        ("2/6 systolic murmur", "2/6 systolic", "score"),
-        ("epinephrine 1:1000", "1:1000", "ratio"),
-        ("Meds at 0630 and 1800", "at 0630 and 1800", "time"),
-        ("Lasix 40 mg given @ 1105 today", "@ 1105", "time"),
-        ("morphine q6h prn", "q6h", "frequency"),
-        ("Na 138, K 4.1", "Na 138", "lab"),
-        ("MRI C5-C6 herniation", "C5-C6", "vertebra"),
-        ("BRCA1 mutation", "BRCA1", "gene"),
-        ("KRAS G12C mutated", "KRAS G12C", "gene"),
-        ("osimertinib (AZD9291) started", "AZD9291", "drug-code"),
-        ("pembrolizumab (MK-3475) cycle 2", "MK-3475", "drug-code"),
-        ("SKIN: BRADEN 13, Q2H TURNS", "BRADEN 13", "score"),
-        ("In the ED, T 37.9 C.", "T 37.9 C", "vital"),
-        ("Lasix 40\tmg daily", "40\tmg", "dose"),
-    ],
-)
-def test_when_text_has_medical_syntax_then_it_is_recognised(
-    vocab: MedicalVocabulary, text: str, surface: str, kind: str
-) -> None:
-    spans = medical_syntax_spans(text, vocab.genes)
-    assert (text.index(surface), text.index(surface) + len(surface), kind) in spans, spans
+def test_when_a_builder_module_changes_then_the_version_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert medical_build in medical.BUILDER_MODULES
+    builder = Path(str(medical_build.__file__))
+    read_bytes = Path.read_bytes
+
+    def edited(self: Path) -> bytes:
+        data = read_bytes(self)
+        return data + b"\n# edited\n" if self == builder else data
+
+    before = vocabulary_version.__wrapped__()
+    monkeypatch.setattr(Path, "read_bytes", edited)
+    assert vocabulary_version.__wrapped__() != before
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Admitted on 03/14/2023 at 0630.",
-        "He is 92 years old.",
-        "Lives in New Orleans, LA 70112.",
-        "Call 555-123-4567 after 5 pm",
-        "MRN 12345678, seen by Dr. Smith",
-        "Accession PF123456 received",
-        "Office in K\u00f8benhavn K 1421, Denmark",
-        "Seen by Wells 2 weeks ago; BP 12/24 clinic; Tanner 3/14.",
-        "Callback 2817838255\ncc: Dr. Smith",
-        "Na 12345678\nmg list reviewed",
-        "Vitals taken 08-APR-2018 @ 1105 by RN.",
-        "Seen APR 8, 2018 @ 1105, stable.",
-        "Collected 2018-04-08 1105.",
-        "Collected 2018-04-08 @ 1105.",
-        "Dose given at 1105 on 08-Apr-18.",
-        "",
-    ],
-)
-def test_when_text_has_identifiers_only_then_no_syntax_covers_them(vocab: MedicalVocabulary, text: str) -> None:
-    spans = medical_syntax_spans(text, vocab.genes)
-    for ident in ("0630", "92", "70112", "555-123-4567", "12345678", "PF123456", "Wells", "12/24", "3/14", "1421",
-                  "2817838255", "1105"):
-        if ident in text:
-            i = text.index(ident)
-            assert not any(s <= i and e >= i + len(ident) for s, e, _ in spans), (ident, spans)
-
-
-def test_when_syntax_scan_is_limited_then_offsets_stay_in_the_full_text(vocab: MedicalVocabulary) -> None:
-    text = "Seen today. Apgar 8/9 at birth. BP 120/80."
-    spans = medical_syntax_spans(text, vocab.genes, start=12, end=31)
-    assert spans == [(12, 21, "score")]
+def test_when_syntax_is_scanned_without_genes_then_the_vocabulary_genes_are_used(vocab: MedicalVocabulary) -> None:
+    text = "KRAS G12C mutated; Lasix 40 mg at 0630; BP 120/80."
+    assert medical_syntax_spans(text) == syntax_spans(text, vocab.genes) == vocab.syntax_spans(text)
+    assert (0, 9, "gene") in medical_syntax_spans(text)
+    assert medical_syntax_spans(text, start=19, end=30) == syntax_spans(text, vocab.genes, start=19, end=30)

@@ -1,0 +1,292 @@
+"""Medical syntax: well-formed medical values recognised by regexes declared as data (``SYNTAX_PATTERNS``).
+
+HGVS variants, accessions, rsIDs, doses and units, vitals, scores, ratios, schedule times (not attached to
+a date), frequencies, labs with values, vertebral levels, heart sounds and catalog drug codes; plus gene
+symbols from a given set (``gene_spans``). Pure regex work: the gene set comes from the caller
+(``dictionaries.medical.medical_syntax_spans`` defaults it to the medical vocabulary's genes).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+_NUM = r"\d+(?:[.,]\d+)?"
+_ROMAN = r"(?:IV|V?I{1,3}|V)"
+# a unit belongs to its number only on the same line (blanks, never a line break): in "2817838255\ncc:"
+# the number is an identifier and "cc" starts the next line
+_UNIT = (
+    r"(?:mg|mcg|\u00b5g|ug|ng|pg|gm?|kg|lbs?|oz|mL|ml|cc|dL|L|mEq|meq|mmol|\u00b5mol|umol|IU|units?|U|mIU|"
+    r"mmHg|cmH2O|cm|mm|bpm|%|\u00b0[ \t]?[CF]|mAh|kcal|Gy|cGy|mSv|mCi|MBq|puffs?|tabs?|tablets?|caps?|"
+    r"capsules?|drops?|gtts?|sprays?|patch(?:es)?|vials?|amps?|doses?)"
+)
+_PER = r"(?:/(?:kg|dL|L|mL|ml|hr?|min|day|d|dose|m2|24[ \t]?h))*"
+_TIME = r"(?:[01]\d|2[0-3])[0-5]\d"
+_CLOCK = r"(?:[01]?\d|2[0-3]):[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?"
+_VITAL_NAMES = (
+    "HR", "RR", "Heart rate", "heart rate", "Pulse", "pulse", "Resp rate", "resp rate", "Respiratory rate",
+    "respiratory rate", "SpO2", "SaO2", "O2 sat", "O2 sats", "Temp", "Tmax", "Tm", "Temperature",
+    "temperature", "Wt", "Weight", "weight", "Ht", "Height", "height", "BMI", "MAP", "CVP", "FiO2", "PEEP",
+)
+_SCORE_NAMES = (
+    "ECOG", "KPS", "Karnofsky", "MMSE", "MoCA", "SLUMS", "NIHSS", "RASS", "CIWA", "CIWA-Ar", "COWS", "PHQ-9",
+    "PHQ9", "PHQ-2", "PHQ2", "GAD-7", "GAD7", "MELD", "MELD-Na", "CHA2DS2-VASc", "CHADS2", "HAS-BLED",
+    "CURB-65", "Wells", "Braden", "Morse", "APACHE", "APACHE II", "APACHE IV", "qSOFA", "SOFA", "TIMI",
+    "HEART", "Centor", "Alvarado", "Bishop", "EDSS", "Child-Pugh", "mRS", "FLACC", "Epworth", "AUDIT-C",
+)
+_CLASS_NAMES = (
+    "NYHA", "Killip", "Mallampati", "ASA", "Tanner stage", "Fitzpatrick type", "Fitzpatrick skin type",
+    "Hunt-Hess", "Hunt and Hess", "Fisher grade", "Salter-Harris", "FIGO", "WHO grade", "Rai stage",
+    "Binet stage", "Clark level",
+)
+#: A number right after a score name is no score when a time unit or date follows ("Wells 2 weeks ago").
+_NOT_A_SCORE = r"(?!\s*(?:days?|weeks?|wks?|months?|mos?|years?|yrs?|y/?o|hours?|hrs?|minutes?|mins?|[ap]\.?m\b)|[/:.]\d)"
+_LAB_NAMES = (
+    "Na", "Cl", "HCO3", "CO2", "BUN", "Cr", "Creat", "Glu", "Glucose", "glucose", "Ca", "Mg", "Phos", "PO4",
+    "WBC", "Hgb", "Hb", "Hct", "Plt", "PLT", "Platelets", "platelets", "INR", "PTT", "aPTT", "AST", "ALT", "ALP",
+    "Alk phos", "Alk Phos", "T bili", "T. bili", "Tbili", "T bili", "D bili", "Dbili", "Albumin", "albumin",
+    "Alb", "Lipase", "lipase", "Amylase", "amylase", "Troponin", "troponin", "Troponin I", "Troponin T",
+    "troponin I", "troponin T", "Trop", "trop", "TnI", "TnT", "hsTnT", "hs-TnT", "BNP", "NT-proBNP", "NTproBNP",
+    "Lactate", "lactate", "CK", "CPK", "CRP", "ESR", "Procalcitonin", "procalcitonin", "PCT", "TSH", "FT4",
+    "Free T4", "free T4", "T4", "T3", "A1c", "HbA1c", "HgbA1c", "LDL", "HDL", "TG", "Triglycerides",
+    "triglycerides", "Cholesterol", "cholesterol", "Ferritin", "ferritin", "TIBC", "B12", "Folate", "folate",
+    "Vitamin D", "vitamin D", "25-OH D", "PSA", "CEA", "CA-125", "CA125", "CA 19-9", "AFP", "hCG", "bhCG",
+    "b-hCG", "pH", "pCO2", "pO2", "PaO2", "PaCO2", "Anion gap", "anion gap", "AG", "Osm", "osm", "eGFR", "GFR",
+    "Uric acid", "uric acid", "Ammonia", "ammonia", "NH3", "LDH", "Haptoglobin", "haptoglobin", "Retic",
+    "retic", "ANC", "MCV", "RDW", "Fibrinogen", "fibrinogen", "D-dimer", "D-Dimer", "Vanc trough",
+    "vanc trough", "Vanco trough", "vanco trough", "Tacro level", "tacro level", "FK level", "Dig level",
+    "dig level", "Lithium level", "lithium level",
+)
+#: Company prefixes of catalog drug codes ("AZD9291", "STI571"); two-letter ones need a hyphen
+#: ("MK-3475") so that IDs such as "PF123456" stay identifiers. FK506 and RU486 are curated terms.
+_DRUG_CODE_PREFIXES = (
+    "STI", "AZD", "ABT", "BMS", "GSK", "JNJ", "AMG", "BAY", "TAK", "ONO", "INCB", "BIBF", "ARRY", "GDC", "PLX",
+    "LGX", "LDK", "REGN", "MEDI", "CNTO",
+)
+_LEVEL = r"(?:C[1-8]|T1[0-2]|T[1-9]|L[1-5]|S[1-5])"  # vertebral / spinal-nerve levels
+
+
+def _lower(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted({n.lower() for n in names}))
+
+
+def _alt(names: tuple[str, ...]) -> str:
+    """Regex alternation of literal names as a character trie ("A(?:ST|LT)|..."): the regex engine
+    then picks a branch by the first character instead of trying every name at every position."""
+    trie: dict[str, Any] = {}
+    for name in set(names):
+        node = trie
+        for ch in name:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        optional = "" in node
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if optional:
+            return ("(?:" + body + ")?") if len(branches) == 1 else body + "?"
+        return body
+
+    return emit(trie)
+
+
+@dataclass(frozen=True, slots=True)
+class SyntaxPattern:
+    """A recogniser as data. ``triggers``: the pattern can only match text containing one of these
+    substrings (checked first, because scanning 30 regexes over every note is the expensive part);
+    empty means always run. ``lowered``: triggers are checked against the lower-cased text."""
+
+    kind: str
+    regex: re.Pattern[str]
+    triggers: tuple[str, ...] = ()
+    lowered: bool = False
+
+
+_DIGITS = tuple("0123456789")
+
+#: Recognisers for well-formed medical syntax. Each match is a medical span (start, end, kind).
+SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
+    SyntaxPattern("variant", re.compile(
+        r"(?:\b(?:N[MCGRPT]|X[MRP]|ENST|LRG)_?\d+(?:\.\d+)?(?:\([A-Za-z0-9-]+\))?:)?"
+        r"\b[cgmnor]\.[-*]?\d+(?:[+-]\d+)?(?:_[-*]?\d+(?:[+-]\d+)?)?"
+        r"(?:[ACGTNUacgtnu]+>[ACGTNUacgtnu]+|delins[ACGTNacgtn]+|del[ACGTNacgtn]*|dup[ACGTNacgtn]*|"
+        r"ins[ACGTNacgtn]+|inv|=)"
+    ), (">", "del", "dup", "ins", "inv", "=")),
+    SyntaxPattern("variant", re.compile(
+        r"(?:\b(?:NP|XP|ENSP)_?\d+(?:\.\d+)?:)?\bp\.\(?(?:[A-Z][a-z]{2}|[A-Z*])\d+"
+        r"(?:_(?:[A-Z][a-z]{2}|[A-Z])\d+)?"
+        r"(?:fs(?:\*|Ter|X)?\d*|delins(?:[A-Z][a-z]{2})+|del|dup|ins(?:[A-Z][a-z]{2})+|ext\*?\d*|"
+        r"[A-Z][a-z]{2}|[A-Z*=])?\)?(?![\w.])"
+    ), ("p.",)),
+    SyntaxPattern("accession", re.compile(r"\b(?:N[MCGRP]|X[MRP])_\d{6,9}(?:\.\d{1,2})?\b"), ("_",)),
+    SyntaxPattern("rsid", re.compile(r"rs(?<![A-Za-z0-9_]rs)\d{3,12}\b"), ("rs",)),
+    SyntaxPattern("dose", re.compile(
+        rf"(?<![\w.]){_NUM}(?:[ \t]?(?:-|to)[ \t]?{_NUM})?[ \t]?{_UNIT}{_PER}(?![\w])"
+    ), _DIGITS),
+    SyntaxPattern("vital", re.compile(
+        r"\b(?:BP|B/P|NIBP|ABP|SBP/DBP|[Bb]lood pressure)\s*(?:of|was|is|:|=)?\s*"
+        r"(?:[5-9]\d|[12]\d\d)\s*/\s*(?:[2-9]\d|1[0-4]\d)(?!\d)"  # not a date: 50-299 over 20-149
+        r"(?:\s*\(\d{2,3}\))?(?:\s*mm\s?Hg)?"
+    ), ("BP", "B/P", "lood pressure")),
+    SyntaxPattern("vital", re.compile(
+        rf"\b(?i:{_alt(_VITAL_NAMES)})\s*(?:of|was|is|:|=)?\s*\d{{1,3}}(?:\.\d{{1,2}})?"
+        r"(?:\s*(?:%|bpm|kg|lbs?|cm|mm\s?Hg|cmH2O)|\s?\u00b0?\s?[CF]\b)?(?!\d)"
+    ), _lower(_VITAL_NAMES), True),
+    SyntaxPattern("vital", re.compile(
+        r"\bT\s*:?\s*(?:9[5-9]|10[0-6]|3[4-9]|4[0-2])(?:\.\d)?(?![\d])(?:\s?\u00b0?\s?[CF]\b)?"
+    ), ("T ", "T:")),
+    SyntaxPattern("score", re.compile(
+        r"\b(?i:GCS|Glasgow(?: Coma (?:Scale|Score))?)\s*(?i:score\s*)?(?i:of|was|is|:|=)?\s*(?:1[0-5]|[3-9])T?"
+        r"(?:\s*\(?\s*E\s?\d\s*,?\s*V\s?(?:\d|T)\s*,?\s*M\s?\d\s*\)?)?(?!\d)"
+    ), ("gcs", "glasgow"), True),
+    SyntaxPattern("score", re.compile(
+        r"(?i:\bApgars?(?: scores?)?\s*(?:of|were|was|are|:|=)?\s*(?:10|\d)\s*(?:/|,|and|&)\s*(?:10|\d)"
+        r"(?:\s*(?:/|,|and|&)\s*(?:10|\d))?(?!\d)(?:\s*at\s*1\s*(?:and|&|,)\s*5\s*min(?:utes)?)?)"
+    ), ("apgar",), True),
+    SyntaxPattern("score", re.compile(
+        rf"\b(?i:{_alt(_CLASS_NAMES)})(?i: (?:functional )?(?:class|grade|stage|type|level|physical status|PS))?"
+        rf"\s*(?:{_ROMAN}|[0-6])(?:\s?-\s?(?:{_ROMAN}|[0-6]))?[A-Ea-e]?E?(?![\w]){_NOT_A_SCORE}"
+    ), _lower(_CLASS_NAMES), True),
+    SyntaxPattern("score", re.compile(
+        r"\b(?i:Gleason(?: score| grade| sum| pattern)?\s*(?:of|:|=)?)\s*(?:\d{1,2}\s*\(\s*\d\s*\+\s*\d\s*\)|"
+        r"\d\s*\+\s*\d(?:\s*=\s*\d{1,2})?|\d{1,2})(?![\w])"
+    ), ("gleason",), True),
+    SyntaxPattern("score", re.compile(
+        rf"\b(?i:{_alt(_SCORE_NAMES)})(?i: (?:score|class|scale|PS))?\s*(?i:of|was|is|:|=)?\s*"
+        rf"(?:[-+]?\d{{1,3}}%?|[ABC])(?![\w]){_NOT_A_SCORE}"
+    ), _lower(_SCORE_NAMES), True),
+    SyntaxPattern("score", re.compile(r"RADS(?:\s*category)?\s*[0-6][ABCabc]?\b"), ("RADS",)),
+    SyntaxPattern("score", re.compile(
+        r"\b[pcy]?T(?:[0-4][a-d]?|is|x)\s?N(?:[0-3][a-c]?|x)\s?M(?:[01][a-c]?|x)\b"
+    ), ("N0", "N1", "N2", "N3", "Nx")),
+    SyntaxPattern("score", re.compile(
+        r"\b[Pp]ain(?: score| level)?\s*(?:of|:|=|is|was)?\s*\d{1,2}\s*/\s*10\b|"
+        r"(?<![\d/])\d{1,2}\s*/\s*10\s+(?:pain|on (?:the )?pain scale)\b"
+    ), ("ain",)),
+    SyntaxPattern("score", re.compile(
+        r"\b(?:[Ss]trength|[Mm]otor|[Gg]rip)\s*(?:is|of|:)?\s*[0-5][+-]?\s*/\s*5\b|"
+        r"(?<![\d/])[0-5][+-]?\s*/\s*5\s+(?:strength|motor|bilaterally|throughout|in (?:all|bilateral|upper|lower))"
+    ), ("trength", "otor", "rip", "bilaterally", "throughout", " in ")),
+    SyntaxPattern("score", re.compile(
+        r"(?<![\d/])[1-6]\s*/\s*6\s+(?:(?:holo|pan|early|late|mid)-?\s*)?(?:systolic|diastolic|SEM|murmur)|"
+        r"\b[Gg]rade\s*[1-6]\s*/\s*6\b"
+    ), ("systolic", "diastolic", "SEM", "murmur", "rade")),
+    SyntaxPattern("score", re.compile(
+        r"(?<![\w+])[0-4]\+\s*(?:pitting\s+|non-?pitting\s+)?(?:edema|pulses?|reflexes|DTRs?|protein|ketones|"
+        r"blood|bacteria|LE|glucose)\b|\bDTRs?\s*(?:are|:)?\s*[0-4]\+"
+    ), ("+",)),
+    SyntaxPattern("score", re.compile(
+        r"\b(?:A\s?&\s?O|AAO|AO|A/O|[Aa]lert and oriented|[Oo]riented)\s*x\s*[1-4]\b"
+    ), ("O", "oriented")),
+    SyntaxPattern("score", re.compile(r"\b(?:MMSE|MoCA|SLUMS)\s*(?:of|:|=)?\s*\d{1,2}\s*/\s*30\b"),
+                  ("MMSE", "MoCA", "SLUMS")),
+    SyntaxPattern("ratio", re.compile(
+        r"\b(?:I:E|FEV1/FVC|P/F|BUN/Cr|CD4/CD8|E/A|E/e'|A/G|AST/ALT|ALT/AST|LDL/HDL|UPCR|UACR|PaO2/FiO2)"
+        r"(?: ratio)?\s*(?:of|:|=|is|was)?\s*\d+(?:\.\d+)?(?::\d+(?:\.\d+)?)?%?"
+    ), ("I:E", "/", "UPCR", "UACR")),
+    SyntaxPattern("ratio", re.compile(r"(?<![\d:])1:(?:\d{3,6})\b|\b[Tt]iters?\s*(?:of\s*)?1:\d{1,6}\b"), ("1:",)),
+    SyntaxPattern("frequency", re.compile(
+        r"\bq\s?\d{1,2}(?:\s?-\s?\d{1,2})?\s?(?:h|hr|hrs|hours?)\b|"
+        r"\bq\.?\s?(?:am|pm|hs|d|od|day|shift|week|wk|month|min)\b\.?|"
+        r"\b(?:b\.i\.d|t\.i\.d|q\.i\.d|q\.h\.s|p\.r\.n|q\.o\.d|q\.d)\.?(?![\w])",
+        re.IGNORECASE,
+    ), ("q", "b.i.d", "t.i.d", "p.r.n"), True),
+    SyntaxPattern("time", re.compile(
+        rf"(?:@|\b(?:at|by|until|due|given|scheduled|dosed|administered|taken)\b)"
+        rf"\s*(?:{_TIME}(?![\d:/])(?:\s*(?:h|hrs|hours)\b)?|{_CLOCK}(?![\d:/]))"
+        rf"(?:\s*(?:,|and|&|/|or|-)\s*(?:{_TIME}(?![\d:/])|{_CLOCK}(?![\d:/])))*"
+        r"(?!\s*[A-Z][a-z])"  # "at 2005 Main St" is an address, not a schedule
+    ), _DIGITS),
+    SyntaxPattern("time", re.compile(rf"(?<![\d:/.-]){_TIME}\s*(?:h|hrs|hours)\b"), _DIGITS),
+    SyntaxPattern("lab", re.compile(
+        rf"\b(?:{_alt(_LAB_NAMES)})(?: level)?\s*(?:of|was|is|:|=|-)?\s*[<>\u2264\u2265]?\s*(?<!\d)\d{{1,4}}"
+        rf"(?:\.\d+)?(?!\d)(?:[ \t]*%|[ \t]?{_UNIT}{_PER})?(?![\w])"
+    ), _DIGITS),
+    # potassium alone: one letter, so only values a potassium can have ("K 4.1", not "K 1421")
+    SyntaxPattern("lab", re.compile(r"\bK\s*(?:of|was|is|:|=)?\s*[<>]?\s*[1-9](?:\.\d{1,2})?(?!\.?\d)"), ("K",)),
+    SyntaxPattern("vertebra", re.compile(
+        rf"\b{_LEVEL}\s*-\s*(?:{_LEVEL}|1[0-2]|[1-9])(?![\w-])|"
+        rf"\b{_LEVEL}(?=\s*(?:vertebra|level|radiculopathy|nerve root|root|dermatome|fracture|disc|disk|"
+        r"body|spinous|pedicle|lamina|foramen|compression|burst))"
+    ), ("C", "T", "L", "S")),
+    SyntaxPattern("exam", re.compile(r"\bS[1-4](?:\s*(?:,|/|and|&)?\s*S[1-4])+\b"), ("S1", "S2", "S3", "S4")),
+    SyntaxPattern("drug-code", re.compile(
+        rf"\b(?:(?:{_alt(_DRUG_CODE_PREFIXES)})-?\d{{3,8}}|(?:FK|RU|MK|PF|LY|DS)-\d{{3,8}})[A-Za-z]?\b"
+    ), (*_DRUG_CODE_PREFIXES, "FK", "RU", "MK", "PF", "LY", "DS")),
+)
+
+_GENE_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,9}(?:-[A-Z0-9]{1,4})?\b")
+_PROTEIN_SHORT = re.compile(r"\s?(?:p\.)?[ACDEFGHIKLMNPQRSTVWY]\d{1,4}(?:[ACDEFGHIKLMNPQRSTVWY*]|fs)\b")
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE_BEFORE = re.compile(
+    rf"(?:\b\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{2,4}})?|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*\d{{4}})?|"
+    rf"\b\d{{1,2}}\s+{_MONTHS}(?:\s+\d{{4}})?|\b\d{{1,2}}[-/]?{_MONTHS}[-/]?\d{{2,4}})"  # 08-APR-2018, 08APR18
+    rf"\s*(?:,|on|at|@|-)?\s*(?:at|@)?\s*$",
+    re.IGNORECASE,
+)
+_DATE_AFTER = re.compile(
+    rf"^\s*(?:on\s+|,\s*)?(?:\d{{1,4}}[/-]\d{{1,2}}|{_MONTHS}\s+\d|\d{{1,2}}[-/ ]?{_MONTHS}[-/ ]?\d{{2,4}}\b)",
+    re.IGNORECASE,
+)
+
+
+def _attached_to_date(text: str, start: int, end: int) -> bool:
+    """A time right after or before a date is part of a date-time (an identifier), not a schedule."""
+    return bool(_DATE_BEFORE.search(text[max(0, start - 24):start]) or _DATE_AFTER.match(text[end:end + 16]))
+
+
+def gene_spans(text: str, genes: frozenset[str], start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Gene symbols (case-sensitive, from ``genes``) in ``text[start:end]``, extended over a protein
+    change written right after them ("BRAF V600E")."""
+    stop = len(text) if end is None else min(end, len(text))
+    out = []
+    for m in _GENE_TOKEN.finditer(text, start, stop):
+        if m.group() in genes:
+            gene_end = m.end()
+            tail = _PROTEIN_SHORT.match(text, gene_end, stop)
+            if tail is not None:
+                gene_end = tail.end()
+            out.append((m.start(), gene_end))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _active_patterns(text: str) -> tuple[int, ...]:
+    """Indexes of the patterns whose triggers occur in ``text``: computed once per note, then every
+    window of that note only runs these (trigger checks cost more than small-window scans)."""
+    lowered = text.lower()
+    return tuple(
+        i for i, sp in enumerate(SYNTAX_PATTERNS)
+        if not sp.triggers or any(t in (lowered if sp.lowered else text) for t in sp.triggers)
+    )
+
+
+def syntax_spans(
+    text: str, genes: Iterable[str], *, start: int = 0, end: int | None = None
+) -> list[tuple[int, int, str]]:
+    """Regex-recognised medical syntax as sorted (start, end, kind): HGVS variants, accessions, rsIDs,
+    doses and units, vitals, scores, ratios, schedule times not attached to a date, frequencies, labs
+    with values, vertebral levels, heart sounds, catalog drug codes, and gene symbols from ``genes``.
+
+    ``start``/``end`` limit the scan to ``text[start:end]`` (offsets stay into ``text``; look-behinds
+    still see what precedes ``start``). A full 1,000-character note costs about 1 ms; the recovery
+    step scans only small windows around candidate spans.
+    """
+    stop = len(text) if end is None else min(end, len(text))
+    out: list[tuple[int, int, str]] = []
+    for i in _active_patterns(text):
+        sp = SYNTAX_PATTERNS[i]
+        for m in sp.regex.finditer(text, start, stop):
+            if sp.kind == "time" and _attached_to_date(text, m.start(), m.end()):
+                continue
+            out.append((m.start(), m.end(), sp.kind))
+    gene_set = genes if isinstance(genes, frozenset) else frozenset(genes)
+    out.extend((s, e, "gene") for s, e in gene_spans(text, gene_set, start, stop))
+    out.sort()
+    return out
