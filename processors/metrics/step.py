@@ -53,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+from dictionaries.calendar import MONTH_ABBREVIATIONS
 from dictionaries.message import find_message_identifiers
 from processors.pipeline import PIPELINE_VERSION, BuildContext, Note, register
 from processors.spans import Intervals, OffsetMap
@@ -90,7 +91,7 @@ _SYNTAX_MARGIN = 24
 #: labels whose numbers are never clinical values, even when a detector was wrong about the label
 _NO_CLINICAL_NUMBERS = frozenset({Label.PHONE, Label.EMAIL, Label.URL, Label.IP, Label.LOCATION})
 #: a DATE span with a month name or a four-digit year is a date whatever else it holds
-_SURE_DATE = re.compile(r"(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|(?<!\d)(?:1[89]|20)\d\d(?!\d)")
+_SURE_DATE = re.compile(r"(?i:" + "|".join(MONTH_ABBREVIATIONS) + r")[a-z]*\b|(?<!\d)(?:1[89]|20)\d\d(?!\d)")
 _ID_SHAPE = re.compile(r"\b\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{1,2}:\d{2}(?::\d{2})?\b(?!:)")
 _TAG = re.compile(r"\[[A-Z][A-Z0-9_+\- ]*\]")
 

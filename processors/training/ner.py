@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from dictionaries.calendar import MONTH_TOKENS, WEEKDAY_TOKENS
 from processors.ner.step import META_FILE, bio_tags, class_name, parse_class, resolve_device, window_bounds
 from schemas.errors import ConfigError
 from schemas.labels import Label
@@ -166,10 +167,7 @@ def _common_words() -> tuple[list[str], list[float]]:
 
     namey = {w.lower() for w in (*vocab.first_names(), *vocab.surnames(), *vocab.us_cities(), *vocab.countries())}
     namey |= {s.lower() for pair in vocab.us_states() for s in pair}
-    calendar = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-                "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-                "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mon", "tue",
-                "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"}
+    calendar = MONTH_TOKENS | WEEKDAY_TOKENS
     words: list[str] = []
     weights: list[float] = []
     for w in top_n_list("en", 30000):
