@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from processors.metrics.step import OffsetMap, lsi, sentence_bounds, sentence_region
+from processors.metrics.proxy import lsi, sentence_bounds, sentence_region
+from processors.spans import OffsetMap
 
 logger = logging.getLogger(__name__)
 

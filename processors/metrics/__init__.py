@@ -1,1 +1,2 @@
-"""metrics step: per-note recall proxy and clinical information retention."""
+"""metrics step: per-note recall proxy (``proxy``) and clinical information retention (``cir``); the step
+itself in ``step``."""

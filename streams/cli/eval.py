@@ -134,7 +134,9 @@ def note_rows(result: EvalResult, gold_notes: Sequence[GoldNote], notes: Sequenc
               threshold: float = 0.85, cache_dir: Path | None = None) -> list[dict[str, Any]]:
     """One row per note: gold counts, true recall, and (with processed notes) the recall proxy, the
     string-based recall over GOLD entities (``lr_gold``), CIR metrics and medical terms destroyed."""
-    from processors.metrics.step import Entity, OffsetMap, entity_lsis, lr_at, medical_term_changes
+    from processors.metrics.cir import medical_term_changes
+    from processors.metrics.proxy import Entity, entity_lsis, lr_at
+    from processors.spans import OffsetMap
     from schemas.labels import is_direct
 
     by_id = {n.note_id: n for n in notes or ()}
@@ -272,7 +274,7 @@ def register(app: typer.Typer) -> None:
             rep["versions"] = _versions(notes)
         if judges:
             from processors.evaluation.judges import build_judges, panel_items, run_panel
-            from processors.metrics.step import OffsetMap
+            from processors.spans import OffsetMap
 
             try:
                 panel = build_judges(judges.split(","))

@@ -1,4 +1,5 @@
-"""Test helper: gold-like spans from (substring, label[, subtype]) items, shared by transform and leakcheck tests."""
+"""Test helpers: gold-like spans from (substring, label[, subtype]) items (transform and leakcheck tests), and
+one span by offsets (metrics tests)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,8 @@ def spans_for(text: str, items: Sequence[Item]) -> tuple[Span, ...]:
         seen[sub] = start + 1
         out.append(Span(start=start, end=start + len(sub), label=label, subtype=subtype, source="message"))
     return tuple(out)
+
+
+def make_span(start: int, end: int, label: str = "NAME", subtype: str | None = None, source: str = "regex") -> Span:
+    """One span by offsets (the label and subtype as strings, validated by the model)."""
+    return Span(start=start, end=end, label=label, subtype=subtype, source=source)  # type: ignore[arg-type]

@@ -22,8 +22,8 @@ from processors.evaluation.judges import (
     panel_items,
     run_panel,
 )
-from processors.metrics.step import OffsetMap
 from processors.pipeline import Replacement
+from processors.spans import OffsetMap
 from schemas.models import Span
 
 TP, FN, FP = Verdict.TP, Verdict.FN, Verdict.FP
@@ -202,7 +202,7 @@ def test_when_judges_are_named_then_build_judges_makes_them() -> None:
 
 def test_when_an_llm_judges_cire_chunks_then_yes_means_changed_and_failures_are_conservative() -> None:
     from processors.evaluation.judges import LLMChunkJudge
-    from processors.metrics.step import ChunkJudge, cire
+    from processors.metrics.cir import ChunkJudge, cire
 
     answers = iter(["No.", "Yes, the dose changed", "unsure"])
     judge = LLMChunkJudge(lambda prompt: next(answers), name="fake")
