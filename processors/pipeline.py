@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from dictionaries import cache, vocab
-from schemas.errors import ConfigError
+from schemas.errors import ConfigError, validation_summary
 from schemas.models import NoteIn, Span, Versions
 
 logger = logging.getLogger(__name__)
@@ -175,13 +175,6 @@ class ProcessorFactory(Protocol):
 _REGISTRY: dict[str, ProcessorFactory] = {}
 
 
-def _validation_reason(exc: ValidationError) -> str:
-    """Field paths and error types only (option values are not echoed)."""
-    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '<root>'}: {e.get('type')}"
-             for e in exc.errors(include_input=False, include_url=False)]
-    return "; ".join(parts[:5])
-
-
 def register(name: str) -> Callable[[type[Any]], type[Any]]:
     """Class decorator: register a processor class by name (its module must be a row of STEP_MODULES).
 
@@ -194,7 +187,7 @@ def register(name: str) -> Callable[[type[Any]], type[Any]]:
             try:
                 config = cls.Config.model_validate(dict(options))
             except ValidationError as exc:
-                raise ConfigError(f"invalid options for step {name!r}: {_validation_reason(exc)}",
+                raise ConfigError(f"invalid options for step {name!r}: {validation_summary(exc)}",
                                   code="E303") from None
             proc: Processor = cls(config, ctx)
             return proc

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from pydantic import ValidationError
+
 
 class DeidError(Exception):
     """Base class: ``code`` is stable and documented; ``str(err)`` never contains note text."""
@@ -59,6 +61,14 @@ class ProcessingError(DeidError):
     """A processor failed on a note."""
 
     code = "E400"
+
+
+def validation_summary(exc: ValidationError, limit: int = 5) -> str:
+    """A pydantic error as field paths and error types only ("patient.dob: date_from_datetime_parsing"):
+    never the input values, which may be note content."""
+    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '<root>'}: {e.get('type')}"
+             for e in exc.errors(include_input=False, include_url=False)]
+    return "; ".join(parts[:limit])
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,7 @@ from typing import TypeVar
 import hl7
 from pydantic import ValidationError
 
-from schemas.errors import HL7ParseError, InputError
+from schemas.errors import HL7ParseError, InputError, validation_summary
 from schemas.models import Address, Facility, NoteIn, Patient, PersonName, Provider, Relative
 
 logger = logging.getLogger(__name__)
@@ -644,11 +644,6 @@ def _charset(m: _Mapper, msh: hl7.Segment) -> str:
     return CHARSETS.get((declared or "").upper(), "utf-8")
 
 
-def _validation_reason(exc: ValidationError) -> str:
-    locs = [".".join(str(p) for p in e.get("loc", ())) or "<root>" for e in exc.errors(include_input=False)]
-    return "mapped note is invalid: " + ", ".join(locs[:5])
-
-
 def parse_hl7(message: str | bytes, *, note_id: str | None = None) -> NoteIn:
     """Map one HL7 v2 message to a ``NoteIn`` (see the module docstring for fields and error codes).
 
@@ -675,7 +670,7 @@ def parse_hl7(message: str | bytes, *, note_id: str | None = None) -> NoteIn:
         note = NoteIn(note_id=nid, text=narrative, patient=m.patient(), providers=m.providers(),
                       facility=m.facility(msh), source_format="hl7", message_type=message_type)
     except ValidationError as exc:
-        reason = _validation_reason(exc)
+        reason = "mapped note is invalid: " + validation_summary(exc)
     else:
         logger.debug("hl7 message mapped: segments=%d chars=%d providers=%d",
                      len(msg), len(note.text), len(note.providers))

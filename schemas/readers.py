@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from schemas.errors import DeidError, InputError
+from schemas.errors import DeidError, InputError, validation_summary
 from schemas.models import NoteIn
 
 JSON_SUFFIXES = (".jsonl", ".json")
@@ -88,15 +88,6 @@ class RawItem:
         return self.file
 
 
-def validation_reason(exc: ValidationError) -> str:
-    """Field paths and error types only (the models hide input values)."""
-    parts = []
-    for err in exc.errors(include_input=False, include_url=False):
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "<root>"
-        parts.append(f"{loc}: {err.get('type')}")
-    return "invalid note: " + "; ".join(parts[:5])
-
-
 def failure_reason(exc: DeidError) -> str:
     """The error's message without its "[Exxx] " prefix: the CLI prints ``InputFailure.code`` itself."""
     return exc.reason
@@ -122,7 +113,7 @@ def parse_json_note(raw: str | bytes) -> NoteIn:
     try:
         return NoteIn.model_validate(data)
     except ValidationError as exc:
-        raise InputError(validation_reason(exc), code="E104") from None
+        raise InputError("invalid note: " + validation_summary(exc), code="E104") from None
 
 
 # -- the walk ----------------------------------------------------------------------------------------------
