@@ -194,11 +194,14 @@ def evaluate_note(note: GoldNote, predicted: Iterable[SpanLike | Mapping[str, An
     for span in note.spans:
         for i in _covered(toks, ends, span.start, span.end):
             gold_labels[i].add(span.label)
+    # tokens of IGNORE regions (e.g. bare years) count neither way, unless a real gold span covers them too
+    skip = {i for a, b in note.ignored for i in _covered(toks, ends, a, b)} - set(gold_labels)
     pred_labels: dict[int, set[str]] = defaultdict(set)
     for raw in predicted:
         start, end, label = _span_fields(raw)
         for i in _covered(toks, ends, start, end):
-            pred_labels[i].add(label)
+            if i not in skip:
+                pred_labels[i].add(label)
     gold, pred = set(gold_labels), set(pred_labels)
     entities = found = 0
     labels = per_label if per_label is not None else {}
@@ -222,8 +225,8 @@ def evaluate_note(note: GoldNote, predicted: Iterable[SpanLike | Mapping[str, An
             counts = labels.setdefault(label, LabelCounts())
             counts.pred_tokens += 1
             counts.pred_tokens_correct += i in gold
-    return NoteCounts(note.id, len(toks), len(gold & pred), len(pred - gold), len(gold - pred), entities, found,
-                      note.kind)
+    return NoteCounts(note.id, len(toks) - len(skip), len(gold & pred), len(pred - gold), len(gold - pred),
+                      entities, found, note.kind)
 
 
 def evaluate(gold_notes: Sequence[GoldNote],

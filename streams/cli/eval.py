@@ -21,6 +21,7 @@ import typer
 from rich.table import Table
 
 from schemas.errors import InputError
+from schemas.labels import Label
 from streams.cli._util import (
     OUTPUT_STEPS,
     build_pipeline,
@@ -220,7 +221,9 @@ def register(app: typer.Typer) -> None:
         gold: Annotated[Path, typer.Option("--gold", help="gold JSONL (shared eval format)")],
         report: Annotated[Path, typer.Option("--report", help="folder for report.json / report.html")],
         pred: Annotated[Path | None, typer.Option("--pred", help="predictions JSONL (detect output)")] = None,
-        labels: Annotated[str | None, typer.Option("--labels", help="label map: presidio | meddocan | MAP.yaml")] = None,
+        labels: Annotated[str | None, typer.Option(
+            "--labels", help="label map: presidio | meddocan | physionet | MAP.yaml (none: the gold's labels if "
+                             "they are not ours, binary precision/recall and per-label recall by them)")] = None,
         config: Annotated[Path | None, typer.Option("--config", help="YAML settings file")] = None,
         steps: Annotated[str | None, typer.Option("--steps", help="comma-separated detection steps")] = None,
         limit: Annotated[int | None, typer.Option("--limit", min=1, help="first N gold notes only")] = None,
@@ -243,10 +246,14 @@ def register(app: typer.Typer) -> None:
         from processors.evaluation.scoring import evaluate
 
         label_map = load_label_map(labels) if labels else None
-        gold_notes = load_gold(gold, label_map)
+        gold_notes = load_gold(gold, label_map, own_labels=label_map is None)
         if limit is not None:
             gold_notes = gold_notes[:limit]
-        extra: dict[str, Any] = {"labels": labels}
+        foreign = sorted({s.label for g in gold_notes for s in g.spans} - {str(x) for x in Label})
+        if label_map is None and foreign:
+            console.print(f"[yellow]gold labels without a map ({', '.join(foreign)}): token precision/recall are "
+                          "label-free; per-label recall uses the gold's own labels[/]", highlight=False)
+        extra: dict[str, Any] = {"labels": labels if labels else ("gold's own" if foreign else None)}
         notes: list[Note] | None = None
         if pred is not None:
             preds = read_predictions(pred)

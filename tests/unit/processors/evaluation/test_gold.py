@@ -102,3 +102,63 @@ def test_when_a_gold_file_is_malformed_then_input_error_without_text(tmp_path: P
     with pytest.raises(InputError, match=message) as info:
         load_gold(path)
     assert "Bob" not in str(info.value) and "Ann" not in str(info.value)
+
+
+# ------------------------------------------------------------------------------------------ IGNORE, own labels, groups
+
+def _rec(text: str, spans: list[tuple[str, str]], **extra: object) -> dict[str, object]:
+    out = []
+    for sub, label in spans:
+        start = text.index(sub)
+        out.append({"start": start, "end": start + len(sub), "label": label, "text": sub})
+    return {"id": "n1", "text": text, "spans": out, **extra}
+
+
+def test_when_a_label_maps_to_ignore_then_its_tokens_leave_precision_and_recall() -> None:
+    from processors.evaluation.gold import IGNORE, gold_from_records
+    from processors.evaluation.scoring import evaluate_note
+
+    rec = _rec("Seen by Dr Quill in 1998 for CABG.", [("Quill", "HCPName"), ("1998", "DateYear")])
+    (note,) = gold_from_records([rec], {"HCPName": "NAME/PROVIDER", "DateYear": IGNORE})
+    assert [s.label for s in note.spans] == ["NAME"] and note.ignored == ((20, 24),)
+    found_year = evaluate_note(note, [{"start": 11, "end": 16, "label": "NAME"},
+                                      {"start": 20, "end": 24, "label": "DATE"}])
+    missed_year = evaluate_note(note, [{"start": 11, "end": 16, "label": "NAME"}])
+    assert (found_year.tp, found_year.fp, found_year.fn) == (1, 0, 0)
+    assert (missed_year.tp, missed_year.fp, missed_year.fn) == (1, 0, 0)
+    assert found_year.tokens == missed_year.tokens == len("Seen by Dr Quill in 1998 for CABG".split()) - 1
+
+
+def test_when_a_label_maps_to_null_then_a_detection_there_is_a_false_positive() -> None:
+    from processors.evaluation.gold import gold_from_records
+    from processors.evaluation.scoring import evaluate_note
+
+    (note,) = gold_from_records([_rec("Pt is 45 yo.", [("45", "AGE")])], {"AGE": None})
+    counts = evaluate_note(note, [{"start": 6, "end": 8, "label": "AGE"}])
+    assert (counts.tp, counts.fp, counts.fn) == (0, 1, 0)
+
+
+def test_when_labels_are_not_ours_and_no_map_then_own_labels_keep_them_and_strict_refuses() -> None:
+    from processors.evaluation.gold import gold_from_records
+    from schemas.errors import InputError
+
+    rec = _rec("Wife Maude called.", [("Maude", "RelativeProxyName")])
+    (note,) = gold_from_records([rec], None, own_labels=True)
+    assert [(s.label, s.source_label) for s in note.spans] == [("RelativeProxyName", "RelativeProxyName")]
+    with pytest.raises(InputError, match="without a mapping"):
+        gold_from_records([rec], None)
+
+
+def test_when_a_record_has_a_patient_group_then_it_is_the_notes_group_not_pipeline_input() -> None:
+    from processors.evaluation.gold import gold_from_records
+
+    (note,) = gold_from_records([_rec("BP 120/80.", [], patient_group=7)])
+    assert note.group == "7" and "patient_group" not in note.extra
+    assert note.to_note_in().text == "BP 120/80."
+
+
+def test_the_physionet_map_is_packaged_and_leaves_bare_years_out() -> None:
+    from processors.evaluation.gold import IGNORE, load_label_map
+
+    mapping = load_label_map("physionet")
+    assert mapping["DateYear"] == IGNORE and mapping["HCPName"] == "NAME/PROVIDER"

@@ -325,3 +325,21 @@ def test_when_a_report_library_is_missing_then_the_html_error_says_how_to_instal
         render_html(rep, [])
     # report.json needs neither
     assert write_reports(rep, [], tmp_path, html_report=False) == [tmp_path / "report.json"]
+
+
+def test_when_gold_labels_have_no_map_then_eval_scores_them_by_their_own_labels(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    text = "Wife Maude Quackenbush called 617-555-0143 on 3/4/2019 re: CABG in 1998."
+    spans = [("Maude Quackenbush", "RelativeProxyName"), ("617-555-0143", "Phone"), ("3/4/2019", "Date"),
+             ("1998", "DateYear")]
+    rec = {"id": "g1", "text": text, "spans": [
+        {"start": text.index(s), "end": text.index(s) + len(s), "label": lab, "text": s} for s, lab in spans]}
+    gold.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval", "--gold", str(gold), "--report", str(tmp_path / "r"), "--steps",
+                                      "regex,dictionary,recovery,ensemble", "--no-metrics", "--no-html"])
+    assert result.exit_code == 0, result.output
+    rep = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert rep["labels"] == "gold's own"
+    assert rep["per_label"]["Phone"]["recall"] == 1.0 and rep["per_label"]["Date"]["recall"] == 1.0
+    # without a map every gold label is an identifier: the bare year (not tagged by regex) is a miss
+    assert rep["per_label"]["DateYear"]["recall"] == 0.0 and rep["recall"] == 8 / 9
