@@ -134,6 +134,13 @@ class NoteCounts:
     entities: int
     entities_found: int
     kind: str | None = None
+    #: non-identifier tokens (gold says not PHI) holding a digit, and how many of them a prediction covered
+    #: (tag mode replaces exactly the predicted spans: these are the clinical numbers the output changed)
+    number_tokens: int = 0
+    numbers_changed: int = 0
+    #: the same for non-identifier word tokens (no digit): clinical words the output changed
+    word_tokens: int = 0
+    words_changed: int = 0
 
 
 def _metrics(tp: int, fp: int, fn: int, entities: int, found: int) -> dict[str, float | None]:
@@ -158,6 +165,17 @@ class EvalResult:
     def precision(self) -> float | None:
         return _ratio(self.tp, self.tp + self.fp)
 
+    def content_changed(self) -> dict[str, Any]:
+        """Non-identifier number and word tokens the output changed (pooled shares, and notes with any)."""
+        n_num = sum(c.number_tokens for c in self.per_note)
+        n_word = sum(c.word_tokens for c in self.per_note)
+        ch_num = sum(c.numbers_changed for c in self.per_note)
+        ch_word = sum(c.words_changed for c in self.per_note)
+        return {"number_tokens": n_num, "numbers_changed": ch_num, "numbers_changed_share": _ratio(ch_num, n_num),
+                "word_tokens": n_word, "words_changed": ch_word, "words_changed_share": _ratio(ch_word, n_word),
+                "notes_with_a_number_changed": sum(1 for c in self.per_note if c.numbers_changed),
+                "notes_with_a_word_changed": sum(1 for c in self.per_note if c.words_changed)}
+
     @property
     def recall(self) -> float | None:
         return _ratio(self.tp, self.tp + self.fn)
@@ -177,6 +195,7 @@ class EvalResult:
             "missing_predictions": self.missing_predictions,
             **_metrics(self.tp, self.fp, self.fn, self.entities, self.entities_found),
             "per_label": {k: v.to_dict() for k, v in sorted(self.per_label.items())},
+            "content_changed": self.content_changed(),
         }
         if include_notes:
             out["per_note"] = [
@@ -225,8 +244,11 @@ def evaluate_note(note: GoldNote, predicted: Iterable[SpanLike | Mapping[str, An
             counts = labels.setdefault(label, LabelCounts())
             counts.pred_tokens += 1
             counts.pred_tokens_correct += i in gold
+    numeric = {i for i, (a, b) in enumerate(toks) if any(c.isdigit() for c in note.text[a:b])}
+    clean = set(range(len(toks))) - gold - skip
     return NoteCounts(note.id, len(toks) - len(skip), len(gold & pred), len(pred - gold), len(gold - pred),
-                      entities, found, note.kind)
+                      entities, found, note.kind, len(clean & numeric), len(clean & numeric & pred),
+                      len(clean - numeric), len((clean - numeric) & pred))
 
 
 def evaluate(gold_notes: Sequence[GoldNote],

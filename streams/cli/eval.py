@@ -64,6 +64,36 @@ def run_pipeline(gold_notes: Sequence[GoldNote], *, config: Path | None, steps: 
     return notes, len(inputs) / elapsed if elapsed > 0 else 0.0
 
 
+def threshold_sweep(gold_notes: Sequence[GoldNote], *, config: Path | None, steps: str | None, batch_size: int,
+                    workers: int, source: str, values: Sequence[float]) -> dict[str, Any]:
+    """Precision and recall when the ensemble's threshold for ``source`` takes each of ``values``: the
+    detection steps before the ensemble run once, the ensemble's pure policy is applied per value."""
+    from processors.ensemble import Ensemble, accept
+    from processors.evaluation.scoring import evaluate
+    from processors.spans import resolve_overlaps
+
+    settings = load_settings(config)
+    chosen = pipeline_config_for(settings, detect_only=True, steps=steps)
+    if "ensemble" not in chosen.steps:
+        raise InputError("--sweep needs the ensemble step among the detection steps")
+    before = ",".join(s for s in chosen.steps if s != "ensemble")
+    ens = Ensemble.Config.model_validate(chosen.options.get("ensemble", {}))
+    notes, _ = run_pipeline(gold_notes, config=config, steps=before, batch_size=batch_size, workers=workers,
+                            with_metrics=False)
+    rows = []
+    for value in values:
+        thresholds = {**ens.thresholds, source: value}
+        preds = {}
+        for n in notes:
+            if n.error is None:
+                accepted, _rejected = accept(n.spans, thresholds, ens.default_threshold, ens.min_votes)
+                preds[n.note_id] = [span_record(s) for s in resolve_overlaps(accepted)]
+        result = evaluate(gold_notes, preds)
+        rows.append({"threshold": value, "precision": result.precision, "recall": result.recall, "f1": result.f1,
+                     "entity_recall": result.entity_recall, "fp": result.fp, "fn": result.fn})
+    return {"source": source, "steps_before_ensemble": before, "rows": rows}
+
+
 def read_predictions(path: Path) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     with path.open(encoding="utf-8") as fh:
@@ -204,6 +234,17 @@ def print_table(rep: dict[str, Any]) -> None:
     if ci.get("recall"):
         console.print(f"95% CI recall {ci['recall'][0]:.3f}-{ci['recall'][1]:.3f}, "
                       f"precision {ci['precision'][0]:.3f}-{ci['precision'][1]:.3f}", highlight=False)
+    content = rep.get("content_changed")
+    if content:
+        console.print(
+            f"non-identifier tokens the output changed: numbers {content['numbers_changed']} of "
+            f"{content['number_tokens']} ({f(content['numbers_changed_share'])}, in "
+            f"{content['notes_with_a_number_changed']} of {rep['notes']} notes), words {content['words_changed']} "
+            f"of {content['word_tokens']} ({f(content['words_changed_share'])})", highlight=False)
+    sweep = rep.get("sweep")
+    if sweep:
+        console.print(f"threshold sweep, source {sweep['source']}: " + "; ".join(
+            f"{r['threshold']:g}: P {f(r['precision'])} R {f(r['recall'])}" for r in sweep["rows"]), highlight=False)
     summary = rep.get("summary")
     if summary:
         corr = summary["proxy_vs_true_recall"]["token_recall"]
@@ -238,6 +279,9 @@ def register(app: typer.Typer) -> None:
         judge_threshold: Annotated[float, typer.Option("--judge-threshold", min=0.0, max=1.0,
                                                        help="a verdict needs more than this share of votes")] = 0.5,
         html_report: Annotated[bool, typer.Option("--html/--no-html", help="write report.html")] = True,
+        sweep: Annotated[str | None, typer.Option(
+            "--sweep", help="precision-recall trade-off: SOURCE=V1,V2,... (e.g. ner=0.15,0.5,0.9) re-applies the "
+                            "ensemble with that source's threshold at each value")] = None,
     ) -> None:
         """Token/entity precision-recall against gold, per label, with bootstrap CIs; recall proxy and
         clinical information retention per note; report.json + report.html."""
@@ -293,6 +337,17 @@ def register(app: typer.Typer) -> None:
             items = panel_items({g.id: g.text for g in gold_notes}, {g.id: g.spans for g in gold_notes}, preds,
                                 outputs=outputs)
             rep["judges"] = run_panel(panel, items, judge_threshold).to_dict()
+        if sweep:
+            source, _, values = sweep.partition("=")
+            try:
+                points = [float(v) for v in values.split(",") if v.strip()]
+            except ValueError:
+                points = []
+            if not source or not points:
+                console.print("[red]error[/] --sweep takes SOURCE=V1,V2,... (numbers)", markup=True)
+                raise typer.Exit(2)
+            rep["sweep"] = threshold_sweep(gold_notes, config=config, steps=steps, batch_size=batch_size,
+                                           workers=workers, source=source.strip(), values=points)
         rep["per_note"] = rows
         if pred is None and notes is not None:
             report.mkdir(parents=True, exist_ok=True)

@@ -343,3 +343,21 @@ def test_when_gold_labels_have_no_map_then_eval_scores_them_by_their_own_labels(
     assert rep["per_label"]["Phone"]["recall"] == 1.0 and rep["per_label"]["Date"]["recall"] == 1.0
     # without a map every gold label is an identifier: the bare year (not tagged by regex) is a miss
     assert rep["per_label"]["DateYear"]["recall"] == 0.0 and rep["recall"] == 8 / 9
+
+
+def test_when_sweeping_a_threshold_then_the_report_holds_one_row_per_value_and_the_default_row_agrees(
+        tmp_path: Path) -> None:
+    steps = "regex,dictionary,recovery,ensemble"
+    result = CliRunner().invoke(app, ["eval", "--gold", str(FIXTURE), "--report", str(tmp_path / "r"), "--steps",
+                                      steps, "--no-metrics", "--sweep", "regex=0.3,0.99"])
+    assert result.exit_code == 0, result.output
+    rep = json.loads((tmp_path / "r" / "report.json").read_text())
+    rows = rep["sweep"]["rows"]
+    assert [r["threshold"] for r in rows] == [0.3, 0.99] and rep["sweep"]["source"] == "regex"
+    # 0.3 is the ensemble's default for regex: that row is the report's own result
+    assert rows[0]["precision"] == rep["precision"] and rows[0]["recall"] == rep["recall"]
+    assert rows[1]["recall"] <= rows[0]["recall"] and rows[1]["fp"] <= rows[0]["fp"]
+    assert "Precision-recall trade-off" in (tmp_path / "r" / "report.html").read_text()
+    bad = CliRunner().invoke(app, ["eval", "--gold", str(FIXTURE), "--report", str(tmp_path / "s"), "--steps", steps,
+                                   "--no-metrics", "--sweep", "regex"])
+    assert bad.exit_code == 2

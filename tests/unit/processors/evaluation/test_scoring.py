@@ -133,3 +133,21 @@ def test_when_bootstrapping_then_the_intervals_are_those_of_the_hand_written_boo
     assert bootstrap_ci(COUNTS, n=200, seed=3) == {
         "precision": (0.9308801479408236, 0.9694389307926427), "recall": (0.8257340743198408, 0.8928717798594848),
         "f1": (0.8793774319066148, 0.9240821471715952), "entity_recall": (0.856, 0.936)}
+
+
+def test_when_predictions_cover_non_identifier_numbers_and_words_then_content_changed_counts_them() -> None:
+    from processors.evaluation.gold import GoldNote, GoldSpan
+    from processors.evaluation.scoring import evaluate
+
+    text = "Wife Maude called. HR 88 BP 120/80 on levo."
+    maude = text.index("Maude")
+    note = GoldNote("n1", text, (GoldSpan(maude, maude + 5, "NAME"),))
+    hr, bp, levo = text.index("88"), text.index("120/80"), text.index("levo")
+    result = evaluate([note], {"n1": [{"start": maude, "end": maude + 5, "label": "NAME"},
+                                      {"start": bp, "end": bp + 6, "label": "DATE"},
+                                      {"start": levo, "end": levo + 4, "label": "NAME"}]})
+    content = result.content_changed()
+    # numbers: 88, 120, 80 (3 tokens), of which 120 and 80 changed; words: Wife, called, HR, BP, on, levo (6), "levo" changed
+    assert (content["number_tokens"], content["numbers_changed"]) == (3, 2)
+    assert (content["word_tokens"], content["words_changed"]) == (6, 1)
+    assert content["notes_with_a_number_changed"] == 1 and hr < bp
