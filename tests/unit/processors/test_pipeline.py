@@ -179,3 +179,20 @@ def test_config_hash_changes_with_options() -> None:
 def test_labels_cover_the_issue_list() -> None:
     assert {x.value for x in Label} == {"NAME", "DATE", "AGE", "PHONE", "EMAIL", "ID", "LOCATION", "ORGANIZATION",
                                         "URL", "IP", "OTHER"}
+
+
+def test_when_a_pipeline_is_built_then_its_versions_gather_every_steps_vocabularies_and_reach_the_metrics() -> None:
+    config = PipelineConfig(steps=("regex", "dictionary", "recovery", "ensemble", "transform", "metrics"))
+    pipe = Pipeline.from_config(config)
+    versions = pipe.versions()
+    assert set(versions.dictionaries) == {"vocab", "medical"}
+    assert versions.model is None and versions.config_hash == config.config_hash()
+    (note,) = pipe.run([NoteIn(note_id="v", text="Seen 07/22/2019 for CHF.")])
+    assert note.metrics is not None and note.metrics.versions == versions
+
+
+def test_when_the_shared_policy_changes_then_the_config_hash_changes() -> None:
+    from processors.pipeline import SharedPolicy
+
+    assert (PipelineConfig().config_hash()
+            != PipelineConfig(policy=SharedPolicy(redact_providers=False)).config_hash())
