@@ -5,6 +5,13 @@ The pass runs over the note's words (lower case, single-spaced), so every hit is
 that are common words ("Will", "Green", "Primary Care") are context-only: they are tagged only in a name
 pattern ("Dr. Green", "Will Smith", "Green, Will"). Single names are ambiguous, so they score low and
 need Title-case or ALL-CAPS; in ALL-CAPS lines (nursing notes) only rare or clearly name-like words count.
+
+Clinical words are context-only too (``dictionaries.jargon``: the curated jargon list, one-word medical
+vocabulary terms, words learned from clinical text): wordfreq rates ICU jargon ("wean", "levo", "pacer")
+rare, so without this filter they would be single names or cities. They are still names in name evidence
+("Dr. Neo Smith", "DR NEO", "wife Levona"); in ALL-CAPS lines case is no evidence, so a lone clinical word
+is never a name there, and a contact cue ("PER", "SPOKE WITH", "CALLED", "PAGED") before a listed name
+is evidence like a title.
 """
 
 from __future__ import annotations
@@ -22,15 +29,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dictionaries import vocab
+from dictionaries import jargon, vocab
 from dictionaries.cache import cache_dir, write_atomic
 from dictionaries.calendar import MONTH_TOKENS
 from dictionaries.institution import InstitutionDictionary
 from dictionaries.text import FAMILY_CUES, PROVIDER_CUES, TITLES_DOCTOR, TITLES_OTHER, TOKEN, NoteText
 from schemas.labels import Label, Subtype
 from schemas.models import Span
-
-logger = logging.getLogger(__name__)
 
 logger = logging.getLogger(__name__)
 DICTIONARY = "dictionary"
@@ -57,6 +62,14 @@ _CREDENTIALS = frozenset(
     facs facp facc mph""".split()
 )
 _LOCATION_PREPS = frozenset({"in", "from", "near", "to", "at", "of"})
+#: Contact cues: the listed name after them is someone spoken to or acting ("PER SMITH", "PAGED JONES").
+_CONTACT_CUES = frozenset({"per", "called", "paged", "notified", "informed"})
+#: Two-word contact cues, by their last word: "SPOKE WITH", "TALKED TO", "SEEN BY".
+_CONTACT_PAIRS = {"with": frozenset({"spoke", "spoken", "talked", "met", "discussed"}),
+                  "to": frozenset({"spoke", "spoken", "talked"}), "by": frozenset({"seen", "evaluated"})}
+#: Titles that are also clinical abbreviations in capitals: MS (mental status, morphine sulfate, multiple
+#: sclerosis), MR (mitral regurgitation), SR (sinus rhythm). No clinical word after them is a name.
+_CLINICAL_TITLES = frozenset({"ms", "mr", "sr"})
 # kinds of institution-list entries (bit flags)
 FIRST, LAST, CITY, STATE, HOSPITAL, COUNTRY, INST = 1, 2, 4, 8, 16, 32, 64
 _NAME_KINDS = FIRST | LAST
@@ -82,6 +95,7 @@ class _Entry:
     caps_ok: bool  # may be tagged alone inside an ALL-CAPS line
     rare: bool  # rare word (zipf < 3) or strongly name-like: a name even at the start of a sentence
     inst: tuple[tuple[Label, Subtype | None, float], ...] = ()
+    clinical: bool = False  # a clinical word (dictionaries.jargon): its name / city kinds are context-only
 
 
 @dataclass
@@ -90,6 +104,7 @@ class _Lexicon:
     entries: list[_Entry]
     states: dict[str, str]  # lower-case state name or code -> code
     versions: dict[str, str] = field(default_factory=dict)
+    clinical: frozenset[str] = frozenset()  # clinical words, listed or not (dictionaries.jargon)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +119,7 @@ class LexKey:
     caps_zipf: float
     min_name_len: int
     city_min_population: int
+    clinical_filter: bool = True
 
 
 def _norm_key(term: str) -> str:
@@ -146,11 +162,13 @@ def _hospital_aliases(name: str) -> list[str]:
     return out
 
 
-def _build_lexicon(key: LexKey) -> _Lexicon:
-
+def _build_lexicon(key: LexKey, cache: Path | None = None) -> _Lexicon:
     b = vocab.load()
+    words = jargon.clinical_words(cache) if key.clinical_filter else None
+    clinical = words.is_clinical if words is not None else None
+    clinical_keys: set[str] = set()
     thr = key.common_word_zipf
-    table: dict[str, list[Any]] = {}  # key -> [n_words, standalone, context, caps_ok, rare, inst]
+    table: dict[str, list[Any]] = {}  # key -> [n_words, standalone, context, caps_ok, rare, inst, clinical]
 
     def zipf_of(term: str) -> float:
         words = [w.lower() for w in TOKEN.findall(term)]
@@ -165,6 +183,11 @@ def _build_lexicon(key: LexKey) -> _Lexicon:
         k = _norm_key(term)
         if not k or len(k) - 2 < key.min_name_len:
             return
+        is_clinical = (clinical is not None and bool(kind & (FIRST | LAST | CITY)) and k.count(" ") == 2
+                       and clinical(k.strip()))
+        if is_clinical:
+            clinical_keys.add(k)
+            common = True  # "wean", "levo", "lumen": a name or city only inside a name or address pattern
         row = table.get(k)
         if row is None:
             n_words = k.count(" ") - 1
@@ -173,8 +196,10 @@ def _build_lexicon(key: LexKey) -> _Lexicon:
             # in capitals only rare words (4+ letters) or strongly name-like ones: "MARY", not "ROSE"
             strong = single and vocab.name_ratio(term) >= CAPS_NAME_RATIO
             caps_ok = strong or (z < key.caps_zipf and len(k) - 2 >= 4)
-            row = [n_words, 0, 0, caps_ok, z < 3.0 or strong, []]
+            row = [n_words, 0, 0, caps_ok, z < 3.0 or strong, [], False]
             table[k] = row
+        if is_clinical:
+            row[6] = True
         if common is None:
             common = vocab.is_common_term(term, thr)
         if common:
@@ -216,7 +241,12 @@ def _build_lexicon(key: LexKey) -> _Lexicon:
         for h in vocab.hospitals():
             for alias in _hospital_aliases(h.name):
                 add(alias, HOSPITAL)
-    return _make_lexicon(table, states)
+    logger.info("dictionary lexicon: %d name / city entries are clinical words (context-only)",
+                len(clinical_keys))
+    lex = _make_lexicon(table, states)
+    if words is not None:
+        lex.clinical = words.known_words() | {k.strip() for k in clinical_keys}
+    return lex
 
 
 def _make_lexicon(table: dict[str, list[Any]], states: dict[str, str]) -> _Lexicon:
@@ -225,8 +255,8 @@ def _make_lexicon(table: dict[str, list[Any]], states: dict[str, str]) -> _Lexic
     automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
     entries: list[_Entry] = []
     entry_ids: dict[_Entry, int] = {}
-    for k, (n_words, standalone, context, caps_ok, rare, inst) in table.items():
-        entry = _Entry(n_words, standalone, context, caps_ok, rare, tuple(inst))
+    for k, (n_words, standalone, context, caps_ok, rare, inst, clinical) in table.items():
+        entry = _Entry(n_words, standalone, context, caps_ok, rare, tuple(inst), clinical)
         eid = entry_ids.get(entry)
         if eid is None:
             eid = entry_ids[entry] = len(entries)
@@ -247,7 +277,7 @@ def institution_lexicon(path: str, min_len: int) -> _Lexicon:
         k = _norm_key(term)
         if not k or len(k) - 2 < min_len:
             continue
-        row = table.setdefault(k, [k.count(" ") - 1, INST, 0, True, True, []])
+        row = table.setdefault(k, [k.count(" ") - 1, INST, 0, True, True, [], False])
         row[5].append((tl.label, tl.subtype, tl.score))
     lex = _make_lexicon(table, {})
     lex.versions[f"institution:{inst_dict.name}"] = inst_dict.version
@@ -280,7 +310,7 @@ def lexicon(key: LexKey, cache: Path | None = None) -> _Lexicon:
         except Exception as exc:  # torn or foreign file: rebuild
             logger.warning("lexicon cache unreadable (%s); rebuilding", type(exc).__name__)
     if lex is None:
-        lex = _build_lexicon(key)
+        lex = _build_lexicon(key, folder)
         write_atomic(path, lex)
     _LEXICONS[key] = lex
     return lex
@@ -291,6 +321,7 @@ def _module_digest() -> str:
     # the lexicon depends on the rules in this module and in vocab: a code change must not reuse a cache
     h = hashlib.sha256(Path(__file__).read_bytes())
     h.update(Path(vocab.__file__).read_bytes())
+    h.update(jargon.jargon_version().encode())  # the clinical-word filter: list, rules, medical vocabulary
     return h.hexdigest()[:16]
 
 
@@ -312,7 +343,7 @@ class Scores(BaseModel):
 
 def _merge(a: _Entry, b: _Entry) -> _Entry:
     return _Entry(a.n_words, a.standalone | b.standalone, a.context | b.context, a.caps_ok or b.caps_ok,
-                  a.rare or b.rare, a.inst + b.inst)
+                  a.rare or b.rare, a.inst + b.inst, a.clinical or b.clinical)
 
 
 def find_institution(t: NoteText, lexicons: Sequence[_Lexicon], sc: Scores, patterns: bool, thr: float) -> list[Span]:
@@ -347,7 +378,7 @@ def find_institution(t: NoteText, lexicons: Sequence[_Lexicon], sc: Scores, patt
 
     name_taken: set[int] = set()
     if patterns:
-        name_taken = _name_patterns(t, single, sc, emit)
+        name_taken = _name_patterns(t, single, sc, emit, lex.clinical)
     for i, j, e in multi:
         if e.standalone & (HOSPITAL | INST):
             name_taken.update(range(i, j + 1))  # "Mary" of "St. Mary's Hospital" is no person
@@ -536,7 +567,8 @@ def _address_context(t: NoteText, j: int, lex: _Lexicon) -> bool:
                                  or j + 2 < len(t) and t.words[j + 2].isdigit())
 
 
-def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: Any) -> set[int]:
+def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: Any,
+                   clinical: frozenset[str] = frozenset()) -> set[int]:
     """Name patterns: "Dr. X", "wife Mary", "First Last", "Last, First", "J. Smith". Returns the words
     tagged, so single-name scoring does not repeat them."""
     taken: set[int] = set()
@@ -549,6 +581,10 @@ def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: A
     def standalone(i: int) -> int:
         e = single[i]
         return e.standalone if e is not None else 0
+
+    def clinical_name(i: int) -> bool:
+        e = single[i]
+        return e is not None and e.clinical and bool(e.context & _NAME_KINDS)
 
     def nameish(i: int) -> bool:
         w = t.words[i]
@@ -567,15 +603,21 @@ def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: A
             gap = t.text[t.ends[i]:t.starts[j]]
             if len(gap) > 3 or gap.strip() not in (".", ""):
                 continue
-            if not (nameish(j) or (t.is_lower(j) and standalone(j) & _NAME_KINDS)):
+            # lower case after a title: a listed name, or a clinical word that is a name ("dr. pica");
+            # never a common word ("dr. will see")
+            if not (nameish(j) or (t.is_lower(j) and (standalone(j) & _NAME_KINDS or clinical_name(j)))):
                 continue
             if t.is_caps(i) and "." not in gap and not kinds(j) & _NAME_KINDS:
                 continue  # "MS FLARE" (multiple sclerosis), "DR" without a dot before a non-name
+            if t.is_caps(i) and w in _CLINICAL_TITLES and (clinical_name(j) or t.words[j] in clinical):
+                continue  # "MS. TOLERATING", "SR. TOL PS", "MS GIVEN"
             subtype = Subtype.PROVIDER if w in TITLES_DOCTOR else None
             tag(j, subtype, sc.name_pattern)
-            # "Dr. John Smith", "Dr. J. Smith": the next name word too
+            # "Dr. John Smith", "Dr. J. Smith": the next name word too; in capitals a listed name that is no
+            # common or clinical word ("DR IMBORNONE MET WITH")
             k = j + 1
-            if k < n and t.adjacent(j, k) and nameish(k) and (kinds(k) & _NAME_KINDS or len(t.words[j]) == 1):
+            if k < n and t.adjacent(j, k) and nameish(k) and (
+                    (kinds(k) if not t.caps_line(k) else standalone(k)) & _NAME_KINDS or len(t.words[j]) == 1):
                 tag(k, subtype, sc.name_pattern)
             continue
         # "wife Mary", "seen by Dr", "attending Jones"
@@ -589,8 +631,22 @@ def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: A
             subtype = Subtype.RELATIVE if w in FAMILY_CUES else Subtype.PROVIDER
             tag(j, subtype, sc.name_pattern)
             k = j + 1
-            if k < n and t.adjacent(j, k) and nameish(k) and kinds(k) & LAST:
-                tag(k, subtype, sc.name_pattern)
+            if k < n and t.adjacent(j, k) and nameish(k) and (standalone(k) if t.caps_line(k) else kinds(k)) & LAST:
+                tag(k, subtype, sc.name_pattern)  # not "SON WILLIAM WENT"
+            continue
+        # "PER SMITH", "SPOKE WITH JONES", "PAGED MARY": case is no evidence in capitals, the cue is. Only
+        # a listed name that is not a common or clinical word ("PER PROTOCOL", "PER LEVO GTT" are not)
+        if (w in _CONTACT_CUES or (i > 0 and t.words[i - 1] in _CONTACT_PAIRS.get(w, ()))) and i + 1 < n:
+            j = i + 1
+            if t.gap(j).strip() not in ("", ":") or not nameish(j) or not standalone(j) & _NAME_KINDS:
+                continue
+            if len(t.words[j]) < 3 or t.words[j] in _SINGLE_STOP or t.words[j] in _CREDENTIALS:
+                continue  # "PAGED HO", "PER MD"
+            tag(j, None, sc.name_pattern)
+            k = j + 1
+            if (k < n and t.adjacent(j, k) and nameish(k) and (standalone(k) if t.caps_line(k) else kinds(k)) & LAST
+                    and len(t.words[k]) >= 3 and t.is_caps(j) == t.is_caps(k)):
+                tag(k, None, sc.name_pattern)
     for j in range(n - 1):
         # "Lance (partner)", "MARY (WIFE)": a cue in parentheses right after the name
         c = j + 1
@@ -668,10 +724,15 @@ def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: A
             continue  # "Rodriguez, MD, PhD"; "Baltimore, MD"
         if t.is_caps(j) and not kinds(j) & _NAME_KINDS:
             continue  # "CXR PA AND LATERAL", "WOUND RN CONSULTED"
+        caps = t.caps_line(j)
+        if caps and not standalone(j) & _NAME_KINDS and gap.strip() != "," and not (
+                j > 0 and t.adjacent(j - 1, j) and (standalone(j - 1) & FIRST or len(t.words[j - 1]) == 1)
+                and nameish(j - 1)):
+            continue  # no case evidence: "KEEP NP", "PRIMARY CARE MD"; "JUNE, RN", "MARY SMITH RN" have theirs
         tag(j, Subtype.PROVIDER, sc.name_pattern)
         k = j - 1
         while k >= 0 and j - k <= 2 and t.adjacent(k, k + 1) and nameish(k) and (
-                kinds(k) & FIRST or len(t.words[k]) == 1):
+                (standalone(k) if caps else kinds(k)) & FIRST or len(t.words[k]) == 1):
             tag(k, Subtype.PROVIDER, sc.name_pattern)
             k -= 1
     return taken

@@ -40,6 +40,9 @@ class DictionaryDetector:
         name_patterns: bool = True
         #: in ALL-CAPS lines a single word is a name only below this Zipf value (or if name-like)
         caps_zipf: float = Field(default=3.5, ge=0, le=8)
+        #: clinical words (``dictionaries.jargon``: jargon list, medical terms, clinical-text frequencies)
+        #: are never a name or city on their own, only inside a name or address pattern
+        clinical_filter: bool = True
         city_min_population: int = Field(default=1000, ge=0)
         scores: Scores = Field(default_factory=Scores)
 
@@ -53,7 +56,7 @@ class DictionaryDetector:
         self._key = LexKey(
             config.first_names, config.surnames, config.hospitals, config.cities, config.states,
             config.countries, self.common_word_zipf, config.caps_zipf, self.min_name_len,
-            config.city_min_population,
+            config.city_min_population, config.clinical_filter,
         )
         self._lexicons = [lexicon(self._key, ctx.cache_dir)]
         self._lexicons += [institution_lexicon(d, self.min_name_len) for d in config.institution_dirs]

