@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dictionaries import vocab
+from dictionaries import jargon, vocab
 from dictionaries.message import dedupe, find_message
 from dictionaries.text import NoteText
 from processors.dictionary.lexicon import LexKey, Scores, find_institution, institution_lexicon, lexicon
@@ -61,6 +61,8 @@ class DictionaryDetector:
         self._lexicons = [lexicon(self._key, ctx.cache_dir)]
         self._lexicons += [institution_lexicon(d, self.min_name_len) for d in config.institution_dirs]
         self._versions = {"vocab": vocab.vocab_version()}
+        if config.clinical_filter:
+            self._versions["clinical_words"] = jargon.jargon_version()
         for lex in self._lexicons[1:]:
             self._versions.update(lex.versions)
 
