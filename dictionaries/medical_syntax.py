@@ -4,11 +4,17 @@ HGVS variants, accessions, rsIDs, doses and units, vitals, scores, ratios, sched
 a date), frequencies, labs with values, vertebral levels, heart sounds and catalog drug codes; plus gene
 symbols from a given set (``gene_spans``). Pure regex work: the gene set comes from the caller
 (``dictionaries.medical.medical_syntax_spans`` defaults it to the medical vocabulary's genes).
+
+``measurement_value`` tells whether a span of digits and separators is a clinical measurement (vitals,
+ventilator settings, blood gases, labs) from the measurement labels and units of
+``data/clinical_measures.txt`` around it, unless it carries an identifier cue of its own.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.resources
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -290,3 +296,228 @@ def syntax_spans(
     out.extend((s, e, "gene") for s, e in gene_spans(text, gene_set, start, stop))
     out.sort()
     return out
+
+
+# ------------------------------------------------------------------------------ clinical measurements
+#
+# A number is a clinical measurement, not an identifier, when it is made only of digits, separators and
+# units and sits after a measurement label (or before a unit) on the same line: "BP 91-146/48-63",
+# "ABG 7.38/33/169", "AC 600x12", "CVP 24-26", "SBP in the 90's", "CPAP 5/5". The labels and units are
+# data (``data/clinical_measures.txt``); the rules below say when such context is not enough: an
+# identifier cue of its own ("DOB", "MRN", "pager", "call", "#"), an age cue ("in her 90s", "98 yo"), a
+# full date (four-digit year, or a month name next to it), a lone year, five or more digits in a row,
+# and values shaped like a date ("3/4", "8/22/19") unless a pair label is right before them ("CPAP 5/5")
+# or a unit right after them.
+
+MEASURES_FILE = "data/clinical_measures.txt"
+
+#: the characters a measurement span may hold besides units and the decade suffix ("70's", "90s")
+_MEASURE_CHARS = re.compile(r"[\d\s/\\.,:;x'\u2019~<>=+\-%()\[\]]*", re.IGNORECASE)
+#: a value: optional comparator and sign, a number, an optional decade suffix ("90's") or percent
+_MVAL = r"(?:[<>~]\s?)?[+-]?(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|\.\d+)(?:\s?['\u2019]\s?s\b|s\b)?%?"
+#: a run of values joined by separators: "7.38/33/169", "91-146/48-63", "600x12", "70'S-80'S", "5.57 to 5.46"
+_RUN = re.compile(
+    rf"(?<![\w.]){_MVAL}(?:(?:\s*(?:/|->|-+|x|:)\s*|\s+to\s+){_MVAL})*(?![\w])|"  # from a value
+    rf"(?<=[\w)])(?:/|-){_MVAL}(?:(?:\s*(?:/|->|-+|x|:)\s*|\s+to\s+){_MVAL})*(?![\w])",  # a tail ("/48")
+    re.IGNORECASE,
+)
+#: month/day, month/year or month/day/year: a date shape among measurement values ("3/4", "8/22/19",
+#: "3-24-17"); a dashed pair ("8-14") is a range unless a date cue comes right before it ("since 8-15")
+_DATE_SHAPED = re.compile(
+    r"(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])(?:/\d{2})?|(?:0?[1-9]|1[0-2])/\d{2}|"
+    r"(?:0?[1-9]|1[0-2])-(?:0?[1-9]|[12]\d|3[01])-\d{2}"
+)
+_DASHED_PAIR = re.compile(r"(?:0?[1-9]|1[0-2])-(?:0?[1-9]|[12]\d|3[01])")
+#: a date with a four-digit year inside a value run: "3/4/1950", "2019-03-04", "3/2019"
+_FULL_DATE_IN_RUN = re.compile(
+    r"(?<![\d.])\d{1,2}[/.-](?:\d{1,2}[/.-])?(?:1[89]|20)\d\d(?![\d.])|(?<![\d.])(?:1[89]|20)\d\d[/.-]\d{1,2}[/.-]\d{1,2}(?!\d)"
+)
+_LONG_DIGITS = re.compile(r"\d{5,}")
+#: a lone number that reads as a year ("Act of 2001"): a year is a date part, never taken for a value
+_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_MONTH_BEFORE = re.compile(rf"\b{_MONTH}[\s/-]*$", re.IGNORECASE)
+_MONTH_AFTER = re.compile(rf"^(?:st|nd|rd|th)?[\s/-]*(?:of\s+)?{_MONTH}(?![a-z])", re.IGNORECASE)
+_DAY = re.compile(r"(?:0?[1-9]|[12]\d|3[01])")
+#: an identifier cue of the value's own: birth date, record numbers, phones, pagers, accounts, numbers
+_ID_CUE = re.compile(
+    r"(?:\b(?:dob|d\.o\.b|date of birth|birth\w*|born|b-?day|mrn|mr|medical record|record|chart|acct|account|"
+    r"ssn|social security|id|phone|tel|telephone|cell|mobile|home|work|pager|page|paged|pg|beeper|beep|fax|"
+    r"pgr|bpr|call|called|calling|reach|reached|contact|ext|extension|number|num|no\.|ref|reference|room|rm|bed|"
+    r"apt|unit no|zip)\b|#\W*$)",
+    re.IGNORECASE,
+)
+#: an age cue: "in her 90s", "aged 92", "98 yo"
+_AGE_CUE_BEFORE = re.compile(r"\b(?:ages?|aged|his|her|their|pt is|patient is|is a|an?)\s*(?:mid|late|early)?\s*$",
+                             re.IGNORECASE)
+_AGE_CUE_AFTER = re.compile(r"^\s*-?\s*(?:yo\b|y/o|y\.o|yrs?\b|years?\b|-?year|yr old)", re.IGNORECASE)
+#: a date cue right before a value: "on 3/4", "since 8-15"
+_DATE_CUE = re.compile(r"\b(?:on|since|until|till|thru|dated?|from|by|before|after|post|s/p)\s*[:-]?\s*$",
+                       re.IGNORECASE)
+#: what may stand between a label and a value of a date shape ("CPAP 5/5", "PS of 10/5", "VENT: 5/5")
+_ATTACHED = re.compile(r"^[\s:=\-]*(?:(?:of|is|was|now|remains|setting|settings|mode|ratio)\b[\s:=\-]*)?$",
+                       re.IGNORECASE)
+#: a common fraction, and what follows a fraction but never a date: "1/2 NS", "2/3 way up", "3/4 strength"
+_FRACTION = re.compile(r"1/[234]|2/3|3/4")
+_FRACTION_AFTER = re.compile(
+    r"^\s*(?:ns|nss|normal saline|strength|str|way|up|of (?:the|a|an)\b|tabs?|tablets?|bottles)(?![a-z])",
+    re.IGNORECASE,
+)
+#: how far before a value (same line) a label still names it: "LAST ABG ON 50% RATE 16 141/38/7.40"
+MEASURE_REACH = 40
+
+
+@dataclass(frozen=True, slots=True)
+class ClinicalMeasures:
+    """Measurement labels and units (``data/clinical_measures.txt``) as compiled regexes.
+
+    All match lower-cased text. ``label``: any label on word boundaries, plurals included ("PADs");
+    ``unit_in_surface``: a unit inside a value span, digits allowed right before it ("20cc");
+    ``label_for_dates``: the labels whose values are slash pairs (flag ``pair``), the only ones trusted
+    right before a date-shaped value; ``unit_after``: a unit right after a value; ``strong_unit_after``:
+    the same without single-letter units ("4/5 L arm" is no measurement); ``version``: a hash of the file.
+    """
+
+    label: re.Pattern[str]
+    unit_in_surface: re.Pattern[str]
+    label_for_dates: re.Pattern[str]
+    unit_after: re.Pattern[str]
+    strong_unit_after: re.Pattern[str]
+    version: str
+
+
+def _entry_regex(entries: Iterable[str]) -> str:
+    alts = sorted({re.sub(r"\\ ", r"\\s*", re.escape(e.lower())) for e in entries}, key=len, reverse=True)
+    return "(?:" + "|".join(alts) + ")"
+
+
+def parse_measures(text: str) -> dict[str, list[tuple[str, frozenset[str]]]]:
+    """Sections of the measures file: {"label": [(entry, flags)], "unit": [...]}."""
+    sections: dict[str, list[tuple[str, frozenset[str]]]] = {"label": [], "unit": []}
+    current: str | None = None
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1].strip()
+            if current not in sections:
+                raise ValueError(f"unknown section [{current}] in {MEASURES_FILE}")
+            continue
+        if current is None:
+            raise ValueError(f"entry before any section in {MEASURES_FILE}")
+        entry, *flags = line.split("\t")
+        sections[current].append((entry.strip(), frozenset(f.strip() for f in flags if f.strip())))
+    return sections
+
+
+@functools.lru_cache(maxsize=1)
+def clinical_measures() -> ClinicalMeasures:
+    """The shipped measurement labels and units, compiled once."""
+    raw = importlib.resources.files("dictionaries").joinpath(MEASURES_FILE).read_text(encoding="utf-8")
+    sections = parse_measures(raw)
+    labels = [e for e, _ in sections["label"]]
+    date_labels = [e for e, flags in sections["label"] if "pair" in flags]
+    units = [e for e, _ in sections["unit"]]
+    strong = [u for u in units if len(u) > 1]
+    b, a = r"(?<!\w)", r"(?:['\u2019]?s)?(?!\w)"  # plurals count: "PADs", "CVP's", "FSs"
+    au = r"(?:['\u2019]s)?(?!\w)"  # "cc's", not "ls" for "l"
+    return ClinicalMeasures(
+        label=re.compile(b + _entry_regex(labels) + a),
+        unit_in_surface=re.compile(r"(?<![^\W\d_])" + _entry_regex(units) + au),
+        label_for_dates=re.compile(b + _entry_regex(date_labels) + a),
+        unit_after=re.compile(r"^[ \t]?" + _entry_regex(units) + au),
+        strong_unit_after=re.compile(r"^[ \t]?" + _entry_regex(strong) + au),
+        version="cm-" + hashlib.sha256(raw.encode()).hexdigest()[:12],
+    )
+
+
+def _measure_surface(surface: str, units: re.Pattern[str]) -> bool:
+    """Only digits, separators, units and decade suffixes, with at least one digit."""
+    if not any(c.isdigit() for c in surface):
+        return False
+    rest = units.sub(" ", surface.lower())
+    rest = re.sub(r"(?<=\d)\s?['\u2019]?\s?s\b|\bto\b", " ", rest)
+    return bool(_MEASURE_CHARS.fullmatch(rest))
+
+
+def _run_around(line: str, start: int, end: int) -> tuple[int, int] | None:
+    """The extent of the value runs of ``line`` that overlap ``line[start:end]``."""
+    lo: int | None = None
+    hi = end
+    for m in _RUN.finditer(line):
+        if m.end() <= start:
+            continue
+        if m.start() >= end:
+            break
+        lo = m.start() if lo is None else lo
+        hi = max(hi, m.end())
+    if lo is None:
+        return None
+    return min(lo, start), hi
+
+
+def measurement_value(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` is a clinical measurement value, not an identifier.
+
+    The span must hold only digits, separators (``/ - . x : , '``, blanks), units and decade suffixes;
+    its value run (the span widened over the values joined to it on its line: "/48" in "91-146/48-63")
+    must follow a measurement label within ``MEASURE_REACH`` characters on the same line (no identifier
+    or age cue between them), or be followed by a unit or a label. Never a measurement: a run with a
+    date with a four-digit year, a lone year, a month name next to it, five or more digits in a row, an
+    age cue ("in her 90's", "98 yo"), or an identifier cue between the label and the value ("HR 80,
+    pager 12345"). Date-shaped runs ("3/4", "8/22/19") need a pair label right before them ("CPAP 5/5",
+    "PS of 10/5") or a unit of more than one letter right after, and no date cue ("on", "since", "s/p")
+    before them; common fractions count before "NS", "up", "way", "strength" ("D5 1/2 NS").
+    """
+    measures = clinical_measures()
+    surface = text[start:end]
+    if not _measure_surface(surface, measures.unit_in_surface):
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    nl = text.find("\n", end)
+    line_end = len(text) if nl < 0 else nl
+    line = text[line_start:line_end]
+    extent = _run_around(line, start - line_start, end - line_start)
+    if extent is None:
+        return False
+    r0, r1 = extent
+    run = line[r0:r1]
+    if _FULL_DATE_IN_RUN.search(run) or _LONG_DIGITS.search(run) or _YEAR.fullmatch(run.strip()):
+        return False
+    lo = max(0, r0 - MEASURE_REACH)
+    while lo > 0 and line[lo - 1].isalnum():  # whole words only: "lives" must not read as "VEs"
+        lo -= 1
+    left = line[lo:r0]
+    right = line[r1:r1 + 16]
+    if _MONTH_BEFORE.search(left) or (_DAY.fullmatch(run.strip()) and _MONTH_AFTER.match(right)):
+        return False  # "March 21", "21 Oct", "20th of October"
+    if _AGE_CUE_BEFORE.search(left) or _AGE_CUE_AFTER.match(right):
+        return False
+    bare = run.strip().lstrip("/-+")
+    date_shaped = bool(_DATE_SHAPED.fullmatch(bare))
+    if _DASHED_PAIR.fullmatch(bare) and _DATE_CUE.search(left):
+        return False
+    if date_shaped and _FRACTION.fullmatch(bare) and _FRACTION_AFTER.match(right) and not _DATE_CUE.search(left):
+        return True  # "1/2 NS", "crackles 2/3 up", "3/4 strength"
+    low_left, low_right = left.lower(), right.lower()
+    unit = measures.strong_unit_after if date_shaped else measures.unit_after
+    labels = list((measures.label_for_dates if date_shaped else measures.label).finditer(low_left))
+    if labels:
+        between = low_left[labels[-1].end():]
+        if _ID_CUE.search(between) or _AGE_CUE_BEFORE.search(between):
+            return False
+        if date_shaped:
+            if _DATE_CUE.search(between):
+                return False
+            if _ATTACHED.match(between):
+                return True
+        else:
+            return True
+    if _ID_CUE.search(low_left[-12:]) or (date_shaped and _DATE_CUE.search(low_left)):
+        return False
+    if unit.match(low_right):
+        return True
+    after = re.match(r"^[\s:=(,-]*", low_right)
+    rest = low_right[after.end() if after else 0:]
+    return not date_shaped and bool(measures.label.match(rest))

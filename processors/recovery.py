@@ -7,6 +7,11 @@ A candidate span is moved to ``note.dropped`` when medical matches in the ORIGIN
 places: "Allegra", "Foley", "CT") count only with medical context next to them ("Allegra 180 mg",
 "started on Allegra", "Foley catheter").
 
+Numbers in vitals / ventilator / lab context are clinical (``use_measures``): a span of digits,
+separators and units from a ``measure_sources`` detector ("600x12", "7.38-33-169", "CVP 24-26", "SBP in
+the 90's", "CPAP 5/5") next to a measurement label or unit is dropped unless it carries an identifier cue
+of its own ("DOB", "MRN", "pager", "call", a full date): ``dictionaries.medical_syntax.measurement_value``.
+
 Never dropped: spans from a protected source (``span.source`` may be ``"a+b"`` after merges),
 spans with an identifier shape (phone, email, URL, IP, SSN, ZIP), spans preceded by a title or
 followed by a credential ("Dr. Parkinson", "Foley, RN"), and spans that repeat the message's own
@@ -29,6 +34,7 @@ from dictionaries.medical import (
     medical_syntax_spans,
     medical_vocabulary,
 )
+from dictionaries.medical_syntax import measurement_value
 from processors.pipeline import BuildContext, Note, register
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
@@ -211,10 +217,15 @@ class MedicalRecovery:
         use_syntax: bool = True
         context_window: int = Field(default=40, ge=0, le=400)
         protect_message_identifiers: bool = True
+        #: numbers in vitals / ventilator / lab context ("BP 91-146/48-63", "AC 600x12", "ABG 7.38/33/169")
+        #: are clinical unless they carry an identifier cue of their own; only spans of these sources
+        use_measures: bool = True
+        measure_sources: list[str] = Field(default_factory=lambda: ["regex", "ner"])
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
         self.protected = frozenset(config.protect_sources)
+        self.measure_sources = frozenset(config.measure_sources) if config.use_measures else frozenset()
         self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
 
     def dictionary_versions(self) -> dict[str, str]:
@@ -245,7 +256,7 @@ class MedicalRecovery:
         syntax = self._syntax_near(text, cand_spans) if self.config.use_syntax else []
         drop: set[int] = set()
         for i in candidates:
-            if self._is_medical(note.spans[i], text, matches, syntax):
+            if self._is_measurement(note.spans[i], text) or self._is_medical(note.spans[i], text, matches, syntax):
                 drop.add(i)
         if not drop:
             return note
@@ -279,6 +290,12 @@ class MedicalRecovery:
             if _CAPS_TOKEN.search(text, s.start, s.end):
                 out.extend((a, b, "gene") for a, b in gene_spans(text, genes, s.start, s.end + 16))
         return out
+
+    def _is_measurement(self, span: Span, text: str) -> bool:
+        """Digits, separators and units in vitals / ventilator / lab context, from a measure source
+        (every source of a merged span must be one)."""
+        sources = span_sources(span)
+        return bool(sources) and sources <= self.measure_sources and measurement_value(text, span.start, span.end)
 
     def _is_medical(self, span: Span, text: str, matches: Sequence[MedicalMatch],
                     syntax: Sequence[tuple[int, int, str]]) -> bool:

@@ -10,7 +10,13 @@ from __future__ import annotations
 import pytest
 
 from dictionaries.medical import medical_vocabulary
-from dictionaries.medical_syntax import SYNTAX_PATTERNS, syntax_spans
+from dictionaries.medical_syntax import (
+    SYNTAX_PATTERNS,
+    clinical_measures,
+    measurement_value,
+    parse_measures,
+    syntax_spans,
+)
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +109,103 @@ def test_when_syntax_scan_is_limited_then_offsets_stay_in_the_full_text(genes: f
     text = "Seen today. Apgar 8/9 at birth. BP 120/80."
     spans = syntax_spans(text, genes, start=12, end=31)
     assert spans == [(12, 21, "score")]
+
+
+def _measure(text: str, surface: str, occurrence: int = 0) -> bool:
+    start = -1
+    for _ in range(occurrence + 1):
+        start = text.index(surface, start + 1)
+    return measurement_value(text, start, start + len(surface))
+
+
+@pytest.mark.parametrize(
+    ("text", "surface"),
+    [
+        ("Vitals: BP 91-146/48-63, HR 68-100", "91-146/48-63"),
+        ("Vitals: BP 91-146/48-63, HR 68-100", "/48"),               # a fragment of the run
+        ("ABG on these settings: 7.38-33-169.", "7.38-33-169"),
+        ("ABG 7.38/33/169 after the change", "7.38/33/169"),
+        ("Vent: AC 600x12, FiO2 40%, PEEP 5", "600x12"),
+        ("VENT: AC 600X12, FIO2 40%, PEEP 5", "600X12"),
+        ("CVP 24-26 overnight", "24-26"),
+        ("cvp 24-26 overnight", "24-26"),
+        ("SBP in the 90's most of the shift", "90's"),
+        ("sbp in the 90s most of the shift", "90s"),
+        ("HR 70'S-80'S, MAPS 68-80'S", "70'S-80'S"),
+        ("HR 70'S-80'S, MAPS 68-80'S", "68-80'S"),
+        ("weaned to CPAP 5/5 this morning", "5/5"),
+        ("Switched to PSV 15/5, tolerating", "15/5"),
+        ("H/H 9/27 after one unit", "9/27"),
+        ("Last ABG on 50% rate 16 141/38/7.40.", "141/38/7.40"),
+        ("Urine output 20-50cc/hr", "20-50cc/hr"),
+        ("Sats 95-97% on 2L", "95-97"),
+        ("sats 95-97 on 2L", "95-97"),
+        ("HCT 30.1, PT/PTT 12.9/21.9, INR 1.1", "12.9/21.9"),
+        ("Total 250 cc over the shift", "250"),                      # a unit after
+        ("Started on D5 1/2 NS at 75/hr", "1/2"),                     # a fraction, not a date
+        ("Crackles 2/3 up bilaterally", "2/3"),
+        ("Hemodynamics: PADs 17-20, wedge 18", "17-20"),
+    ],
+)
+def test_when_number_is_in_measurement_context_then_it_is_a_measurement(text: str, surface: str) -> None:
+    assert _measure(text, surface), (text, surface)
+
+
+@pytest.mark.parametrize(
+    ("text", "surface"),
+    [
+        ("BP 120/80. DOB 3/4/1950.", "3/4/1950"),                     # a full date, its own cue
+        ("BP 120/80, DOB 3/4/50", "3/4/50"),
+        ("HR 80. MRN 1234567", "1234567"),
+        ("HR 80, pager 12345", "12345"),
+        ("HR 80, pgr 2-0231", "2-0231"),
+        ("SBP 100, call 617-555-1234", "617-555-1234"),
+        ("HR 80 seen 3/4/2019 in clinic", "3/4/2019"),
+        ("K 3.9 on 3/4 in the lab", "3/4"),                           # a date cue
+        ("Elevated WBC 16.0 8/22, afebrile", "8/22"),                 # date shape, not right after its label
+        ("HCT 30 post 3/3 transfusion", "3/3"),
+        ("PICC placed in R AC 11/17, line ok", "11/17"),              # AC is not a pair label
+        ("BP 12/24 clinic visit", "12/24"),                           # a blood pressure is never 12/24
+        ("Pt in her 90's with SBP 100", "90's"),                      # an age
+        ("98 yo with HR 80", "98"),
+        ("Temp 38.2, pain since March 21", "21"),                     # a month name
+        ("Rate set under the Act of 2001", "2001"),                   # a year
+        ("Seen in clinic on 6/10", "6/10"),                           # no measurement context
+        ("Lives at 450 Main Street", "450"),
+        ("Office in K\u00f8benhavn K 1421, Denmark", "1421"),           # no single-letter labels
+        ("Jo\u017eef lives at 450 Praestevaenget", "450"),              # "ef" inside a name is no label
+        ("Lives on the north side of Suarez 2906.", "2906"),           # "lives" is not "VEs"
+        ("HR 80 at 10 PM", "10 PM"),                                  # letters that are no unit
+        ("since 8-15 on the unit", "8-15"),                           # a dashed pair after a date cue
+        ("HR 80 overnight; ref # 8336652", "8336652"),
+    ],
+)
+def test_when_number_is_an_identifier_then_it_is_no_measurement(text: str, surface: str) -> None:
+    assert not _measure(text, surface), (text, surface)
+
+
+def test_when_measures_file_is_loaded_then_labels_units_and_pairs_are_compiled() -> None:
+    m = clinical_measures()
+    assert m.version.startswith("cm-")
+    assert m.label.search("cvp") and m.label.search("pads") and not m.label.search("k")
+    assert m.label_for_dates.search("cpap") and not m.label_for_dates.search("ac")
+    assert m.unit_after.match(" mmhg") and m.unit_after.match("cc/hr")
+    assert m.strong_unit_after.match(" l") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("BP\n", "before any section"),
+        ("[labels]\nBP\n", "unknown section"),
+    ],
+)
+def test_when_measures_file_is_malformed_then_value_error(text: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        parse_measures(text)
+
+
+def test_when_measures_file_is_parsed_then_flags_and_comments_are_read() -> None:
+    parsed = parse_measures("# comment\n[label]\nCPAP\tpair\nHR\n\n[unit]\nmmHg\n")
+    assert parsed == {"label": [("CPAP", frozenset({"pair"})), ("HR", frozenset())],
+                      "unit": [("mmHg", frozenset())]}

@@ -183,3 +183,78 @@ def test_when_coverage_is_checked_then_only_trivial_leftovers_are_allowed(
     text: str, intervals: list[tuple[int, int]], expected: bool
 ) -> None:
     assert covered(text + " protocol", 0, len(text), intervals) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        ("Vent: AC 600x12, FiO2 40%, PEEP 5.", [("600x12", "ID", "regex")], ["600x12"]),
+        ("VENT: AC 600X12, FIO2 40%, PEEP 5.", [("600X12", "ID", "regex")], ["600X12"]),
+        ("ABG on settings: 7.38-33-169.", [("7.38-33-169", "PHONE", "ner")], ["7.38-33-169"]),
+        ("abg on settings: 7.38/33/169.", [("33/169", "DATE", "ner")], ["33/169"]),
+        ("CVP 24-26, SBP in the 90's.", [("24-26", "DATE", "ner"), ("90's", "AGE", "regex")], ["24-26", "90's"]),
+        ("cvp 24-26, sbp in the 90's.", [("24-26", "DATE", "ner"), ("90's", "AGE", "regex")], ["24-26", "90's"]),
+        ("HR 70'S-80'S, MAPS 68-80'S.", [("70'S-80'S", "DATE", "ner"), ("68-80'S", "IP", "ner")], ["70'S-80'S"]),
+        ("Weaned to CPAP 5/5, PSV 15/5 overnight.", [("5/5", "DATE", "regex"), ("15/5", "DATE", "ner")],
+         ["5/5", "15/5"]),
+        ("BP 91-146/48-63 on neo.", [("/48", "DATE", "ner"), ("91-146", "PHONE", "ner")], ["/48", "91-146"]),
+    ],
+)
+def test_when_number_is_in_vitals_vent_or_lab_context_then_it_is_dropped_with_its_label_and_source(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    note = make_note(text, specs)
+    (out,) = recovery.process_batch([note])
+    assert sorted(surfaces(out, out.dropped)) == sorted(dropped)
+    originals = {(s.start, s.end): s for s in note.spans}
+    for d in out.dropped:  # moved unchanged: the metrics and the leak check read label and source
+        assert originals[(d.start, d.end)] == d
+    assert len(out.spans) + len(out.dropped) == len(note.spans)
+
+
+@pytest.mark.parametrize(
+    ("text", "specs"),
+    [
+        ("HR 80, BP 120/80. DOB 3/4/1950.", [("3/4/1950", "DATE", "regex")]),
+        ("hr 80, bp 120/80. dob 3/4/50.", [("3/4/50", "DATE", "ner")]),
+        ("HR 80. MRN 1234567.", [("1234567", "ID", "regex")]),
+        ("SBP 100, call 617-555-1234 if lower.", [("617-555-1234", "PHONE", "regex")]),
+        ("HR 80 when seen 3/4/2019.", [("3/4/2019", "DATE", "regex")]),
+        ("HR 80, pager 12345.", [("12345", "PHONE", "ner")]),
+        ("K 3.9 on 3/4, WBC 16.0 8/22.", [("3/4", "DATE", "regex"), ("8/22", "DATE", "ner")]),
+        ("Pt in her 90's, SBP 100.", [("90's", "AGE", "regex")]),
+        ("CVP 24-26 overnight.", [("24-26", "DATE", "message")]),
+        ("CVP 24-26 overnight.", [("24-26", "DATE", "dictionary")]),     # not a measure source
+        ("CVP 24-26 overnight.", [("24-26", "DATE", "dictionary+ner")]),
+        ("CVP 8, patient ID 12-14 on the chart.", [("12-14", "ID", "regex")]),
+    ],
+)
+def test_when_number_has_an_identifier_cue_or_source_then_it_is_kept(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec]
+) -> None:
+    note = make_note(text, specs)
+    (out,) = recovery.process_batch([note])
+    assert out.dropped == ()
+    assert out.spans == note.spans
+
+
+def test_when_measures_are_off_then_numbers_in_vital_context_are_kept() -> None:
+    proc = build_processor("recovery", {"use_measures": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = make_note("CVP 24-26, AC 600x12.", [("24-26", "DATE", "ner"), ("600x12", "ID", "regex")])
+    (out,) = proc.process_batch([note])
+    assert out.dropped == ()
+
+
+def test_when_measure_sources_are_configured_then_only_those_sources_are_dropped() -> None:
+    proc = build_processor("recovery", {"measure_sources": ["regex"]}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = make_note("CVP 24-26, AC 600x12.", [("24-26", "DATE", "ner"), ("600x12", "ID", "regex")])
+    (out,) = proc.process_batch([note])
+    assert surfaces(out, out.dropped) == ["600x12"]
+    assert surfaces(out, out.spans) == ["24-26"]
+
+
+def test_when_a_number_repeats_the_patients_own_identifier_then_it_is_kept(recovery: MedicalRecovery) -> None:
+    patient = Patient(names=(PersonName(given="Ann", family="Lee"),), mrn="1461")
+    note = make_note("CK 1461 this am.", [("1461", "ID", "ner")], patient=patient)
+    (out,) = recovery.process_batch([note])
+    assert out.dropped == ()
