@@ -34,7 +34,7 @@ from dictionaries.medical import (
     medical_syntax_spans,
     medical_vocabulary,
 )
-from dictionaries.medical_syntax import measurement_value
+from dictionaries.medical_syntax import clinical_measures, measurement_value
 from processors.pipeline import BuildContext, Note, register
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
@@ -229,7 +229,10 @@ class MedicalRecovery:
         self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
 
     def dictionary_versions(self) -> dict[str, str]:
-        return {"medical": self.vocab.version}
+        out = {"medical": self.vocab.version}
+        if self.measure_sources:
+            out["clinical_measures"] = clinical_measures().version
+        return out
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
         return [self.process_note(n) for n in notes]

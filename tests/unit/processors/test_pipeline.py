@@ -185,7 +185,7 @@ def test_when_a_pipeline_is_built_then_its_versions_gather_every_steps_vocabular
     config = PipelineConfig(steps=("regex", "dictionary", "recovery", "ensemble", "transform", "metrics"))
     pipe = Pipeline.from_config(config)
     versions = pipe.versions()
-    assert set(versions.dictionaries) == {"vocab", "medical", "clinical_words"}
+    assert set(versions.dictionaries) == {"vocab", "medical", "clinical_words", "clinical_measures"}
     assert versions.model is None and versions.config_hash == config.config_hash()
     (note,) = pipe.run([NoteIn(note_id="v", text="Seen 07/22/2019 for CHF.")])
     assert note.metrics is not None and note.metrics.versions == versions
