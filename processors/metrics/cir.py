@@ -98,7 +98,9 @@ def concept_weights(matches: Iterable[Any], chapter_of: Callable[[str], str | No
     weights: dict[str, float] = {}
 
     def spread(classes: set[str]) -> None:
-        for c in classes:
+        # sorted: set order follows the process's hash seed, and the weights' order decides the order of the
+        # float sums downstream (softmax), so the last digit of NSDCG would differ between two workers
+        for c in sorted(classes):
             weights[c] = weights.get(c, 0.0) + 1.0 / len(classes)
 
     for m in matches:

@@ -172,3 +172,20 @@ def test_when_a_chunk_judge_is_given_then_it_decides_on_the_aligned_chunk_texts(
                             " ".join(WORDS[:3] + ["[NAME]"] + WORDS[4:20]))]
 
 
+
+
+def test_when_two_processes_hash_strings_differently_then_concept_weights_come_out_the_same() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "from types import SimpleNamespace as M\n"
+        "from processors.metrics.cir import concept_weights, softmax\n"
+        "ms = [M(concept_ids=('ICD10:I21.4', 'ICD10:I25.10', 'DRUG:C01', 'DRUG:N02', 'PCS:0210093')),\n"
+        "      M(concept_ids=('ICD10:E11.9', 'ICD10:I10', 'DRUG:A10', 'DRUG:C09', 'DRUG:B01'))]\n"
+        "w = concept_weights(ms, lambda c: c[6])\n"
+        "print(list(w), repr(sum(softmax(w).values())))\n"
+    )
+    outs = {subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": str(seed), "PATH": ""},
+                           capture_output=True, text=True, check=True).stdout for seed in (1, 2, 3, 4)}
+    assert len(outs) == 1, outs
