@@ -537,7 +537,7 @@ def surrogate_name(
     for m in _NAME_TOKEN.finditer(original):
         out.append(original[pos:m.start()])
         word = m.group(0)
-        if _is_title(word):
+        if _is_title(word) or _is_possessive_s(original, m.start(), word):
             new = word
         elif len(word) == 1:
             new = _initial(secret, patient_key, word, known)
@@ -548,6 +548,11 @@ def surrogate_name(
         pos = m.end()
     out.append(original[pos:])
     return "".join(out)
+
+
+def _is_possessive_s(text: str, start: int, word: str) -> bool:
+    """The "s" of "Smith's" (or "Smith’s"): part of the grammar, not an initial."""
+    return word in ("s", "S") and start >= 2 and text[start - 1] in "'\u2019" and text[start - 2].isalpha()
 
 
 def _stream(secret: bytes, key: str, n: int) -> list[int]:
