@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from dictionaries.calendar import MONTH_ABBREVIATIONS
+
 _NUM = r"\d+(?:[.,]\d+)?"
 _ROMAN = r"(?:IV|V?I{1,3}|V)"
 # a unit belongs to its number only on the same line (blanks, never a line break): in "2817838255\ncc:"
@@ -335,7 +337,7 @@ _FULL_DATE_IN_RUN = re.compile(
 _LONG_DIGITS = re.compile(r"\d{5,}")
 #: a lone number that reads as a year ("Act of 2001"): a year is a date part, never taken for a value
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_MONTH = r"(?:" + "|".join(MONTH_ABBREVIATIONS) + r")[a-z]*\.?"  # "sept", "september": the [a-z]* tail
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}[\s/-]*$", re.IGNORECASE)
 _MONTH_AFTER = re.compile(rf"^(?:st|nd|rd|th)?[\s/-]*(?:of\s+)?{_MONTH}(?![a-z])", re.IGNORECASE)
 _DAY = re.compile(r"(?:0?[1-9]|[12]\d|3[01])")
