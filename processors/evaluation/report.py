@@ -86,6 +86,12 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             # against true recall: separates what the proxy does not know from what LSI mis-measures
             "gold_string_vs_token_recall": correlation(rows, "lr_gold", "token_recall", 0.01),
         },
+        # the metrics' number retention (no gold) against the gold truth: non-identifier number tokens kept
+        "retention_vs_truth": {
+            "number_retention": correlation(rows, "number_retention", "number_retention_true")
+            | {"mean_estimate": _mean([r.get("number_retention") for r in rows]),
+               "mean_truth": _mean([r.get("number_retention_true") for r in rows])},
+        },
     }
 
 

@@ -180,6 +180,9 @@ def note_rows(result: EvalResult, gold_notes: Sequence[GoldNote], notes: Sequenc
             "token_recall": c.tp / (c.tp + c.fn) if c.tp + c.fn else None,
             "precision": c.tp / (c.tp + c.fp) if c.tp + c.fp else None,
             "entity_recall": c.entities_found / c.entities if c.entities else None,
+            # the truth the retention metrics estimate: gold non-identifier tokens the output kept
+            "number_retention_true": 1 - c.numbers_changed / c.number_tokens if c.number_tokens else None,
+            "word_retention_true": 1 - c.words_changed / c.word_tokens if c.word_tokens else None,
         }
         note = by_id.get(g.id)
         m = note.metrics if note is not None else None

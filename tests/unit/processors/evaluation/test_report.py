@@ -112,6 +112,10 @@ def test_when_eval_runs_then_cir_and_recall_proxy_are_summarised(report: dict[st
     assert corr["n"] > 20 and (corr["pearson"] is None or -1 <= corr["pearson"] <= 1)
     rows = report["per_note"]
     assert len(rows) == 30 and all("lr" in r and "token_recall" in r for r in rows if r["entities"])
+    # the metric's number retention against the gold truth (non-identifier number tokens kept)
+    truth = s["retention_vs_truth"]["number_retention"]
+    assert truth["n"] > 20 and 0 <= truth["mean_truth"] <= 1 and 0 <= truth["mean_estimate"] <= 1
+    assert all(r["number_retention_true"] is None or 0 <= r["number_retention_true"] <= 1 for r in rows)
     # lr_gold is the string-based recall over gold entities; both it and LR are percentages
     assert all(0 <= r["lr_gold"] <= 100 for r in rows if r.get("lr_gold") is not None)
     assert report["versions"]["dictionaries"]["medical"].startswith("med-")
