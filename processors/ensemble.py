@@ -43,6 +43,14 @@ def accept(
     return accepted, rejected
 
 
+def decide(
+    spans: Sequence[Span], thresholds: Mapping[str, float], default_threshold: float, min_votes: int
+) -> tuple[list[Span], list[Span]]:
+    """The whole policy: (one labelled span per accepted region, the rejected candidates)."""
+    accepted, rejected = accept(spans, thresholds, default_threshold, min_votes)
+    return resolve_overlaps(accepted), rejected
+
+
 @register("ensemble")
 class Ensemble:
     """Merge candidate spans from all detectors into one labelled span per region."""
@@ -63,7 +71,7 @@ class Ensemble:
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
         out = []
         for note in notes:
-            acc, rej = accept(note.spans, self.config.thresholds, self.config.default_threshold,
-                              self.config.min_votes)
-            out.append(note.replace(spans=tuple(resolve_overlaps(acc)), dropped=note.dropped + tuple(rej)))
+            kept, rej = decide(note.spans, self.config.thresholds, self.config.default_threshold,
+                               self.config.min_votes)
+            out.append(note.replace(spans=tuple(kept), dropped=note.dropped + tuple(rej)))
         return out

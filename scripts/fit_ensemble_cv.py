@@ -4,7 +4,7 @@
         [--labels physionet] [--k 5] [--seed 0] [-o scripts/results/ensemble_cv_physionet.json]
 
 The detection steps before the ensemble run once over every note; each candidate policy of the grid is then
-applied with the ensemble's own pure functions (``accept``, ``resolve_overlaps``) and scored per note. In
+applied with the ensemble's own pure functions (``processors.ensemble.decide``) and scored per note. In
 each fold the policy is chosen on the other folds' notes only (no patient's notes both fitted and scored):
 the highest token precision whose token recall is at least the current default policy's recall on those
 same notes ("precision without losing recall"); ties go to the higher recall. The held-out fold is scored
@@ -24,11 +24,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from processors.ensemble import Ensemble, accept  # noqa: E402
+from processors.ensemble import Ensemble, decide  # noqa: E402
 from processors.evaluation.folds import splits  # noqa: E402
 from processors.evaluation.gold import load_gold, load_label_map  # noqa: E402
 from processors.evaluation.scoring import evaluate_note  # noqa: E402
-from processors.spans import resolve_overlaps  # noqa: E402
 from streams.cli._util import span_record  # noqa: E402
 from streams.cli.eval import run_pipeline  # noqa: E402
 
@@ -90,8 +89,8 @@ def main() -> int:
     for key, (thresholds, votes) in policies.items():
         row = []
         for g, s in zip(gold, spans, strict=True):
-            accepted, _ = accept(s, thresholds, defaults.default_threshold, votes)
-            c = evaluate_note(g, [span_record(x) for x in resolve_overlaps(accepted)])
+            kept, _ = decide(s, thresholds, defaults.default_threshold, votes)
+            c = evaluate_note(g, [span_record(x) for x in kept])
             row.append((c.tp, c.fp, c.fn))
         table[key] = row
 

@@ -68,10 +68,8 @@ def threshold_sweep(gold_notes: Sequence[GoldNote], *, config: Path | None, step
                     workers: int, source: str, values: Sequence[float]) -> dict[str, Any]:
     """Precision and recall when the ensemble's threshold for ``source`` takes each of ``values``: the
     detection steps before the ensemble run once, the ensemble's pure policy is applied per value."""
-    from processors.ensemble import Ensemble, accept
+    from processors.ensemble import Ensemble, decide
     from processors.evaluation.scoring import evaluate
-    from processors.spans import resolve_overlaps
-
     settings = load_settings(config)
     chosen = pipeline_config_for(settings, detect_only=True, steps=steps)
     if "ensemble" not in chosen.steps:
@@ -86,8 +84,8 @@ def threshold_sweep(gold_notes: Sequence[GoldNote], *, config: Path | None, step
         preds = {}
         for n in notes:
             if n.error is None:
-                accepted, _rejected = accept(n.spans, thresholds, ens.default_threshold, ens.min_votes)
-                preds[n.note_id] = [span_record(s) for s in resolve_overlaps(accepted)]
+                kept, _rejected = decide(n.spans, thresholds, ens.default_threshold, ens.min_votes)
+                preds[n.note_id] = [span_record(s) for s in kept]
         result = evaluate(gold_notes, preds)
         rows.append({"threshold": value, "precision": result.precision, "recall": result.recall, "f1": result.f1,
                      "entity_recall": result.entity_recall, "fp": result.fp, "fn": result.fn})
