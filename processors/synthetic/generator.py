@@ -35,6 +35,9 @@ untagged.
 
 Note kinds (``KINDS``): icu_nursing (capitals, abbreviations, telegraphic), discharge, progress (SOAP),
 radiology, referral (letters with addresses), telephone, query (one-line clinical questions, lowercase).
+On request only (``EXTRA_KINDS``): icu_shift (``processors.synthetic.icu``: ICU shift notes made mostly of
+vitals, ventilator settings, blood gases, labs, drips and nursing jargon, in capitals, lower or sentence case,
+with misspellings; month/two-digit-year dates and wards named after people are tagged).
 
 Modules: this one assembles notes from the templates in ``data`` (slot resolvers, sections, gold spans)
 and writes the records; ``people`` holds the name/place/hospital pools and the samplers of people and
@@ -68,6 +71,7 @@ from processors.synthetic.formats import (
     phone_number,
     render_phone,
 )
+from processors.synthetic.icu import shift_note
 from processors.synthetic.people import Org, PatientFacts, People, Person, Place
 from schemas.labels import Label, Subtype
 
@@ -77,6 +81,9 @@ KIND_WEIGHTS: dict[str, float] = {
     "telephone": 0.12, "query": 0.10,
 }
 KINDS: tuple[str, ...] = tuple(KIND_WEIGHTS)
+#: Kinds made only on request (``kinds=[...]``), never in the default mix, so default sets stay as they were:
+#: ``icu_shift`` (``processors.synthetic.icu``: real-style ICU nursing notes, mostly numbers and jargon).
+EXTRA_KINDS: tuple[str, ...] = ("icu_shift",)
 
 _SLOT = re.compile(r"\{(\w+)\}")
 
@@ -118,6 +125,7 @@ class _Builder:
     """Accumulates pieces; PHI pieces become spans at their exact offsets."""
 
     upper: bool = False
+    lower: bool = False
     parts: list[str] = field(default_factory=list)
     spans: list[dict[str, Any]] = field(default_factory=list)
     pos: int = 0
@@ -126,6 +134,8 @@ class _Builder:
         text = piece if isinstance(piece, str) else piece.text
         if self.upper:
             text = text.upper()
+        elif self.lower:
+            text = text.lower()
         if isinstance(piece, Phi) and text:
             self.spans.append({"start": self.pos, "end": self.pos + len(text), "label": piece.label.value,
                                "text": text, "subtype": piece.subtype.value if piece.subtype else None})
@@ -399,6 +409,12 @@ class _Note:
             return ["the ", Phi(ordinal(d.day), Label.DATE)]
         return [Phi(format_date(d, "m/d"), Label.DATE)]
 
+    def _s_mmyy(self) -> Phi:
+        """A history date as month/two-digit year ("8/97", "08/97")."""
+        d = self._around(-30 * 365, -200)
+        return Phi(f"{d.month:02d}/{d.year % 100:02d}" if self.rng.random() < 0.3 else f"{d.month}/{d.year % 100:02d}",
+                   Label.DATE)
+
     def _s_weekday(self) -> Phi:
         i = self._around(-6, -1).weekday()
         return Phi(WEEKDAY_NAMES[i] if self.rng.random() < 0.5 else WEEKDAY_SHORT[i], Label.DATE)
@@ -513,6 +529,10 @@ class _Note:
     def _s_country(self) -> Phi:
         return Phi(self.rng.choice(D.COUNTRIES), Label.LOCATION, Subtype.COUNTRY)
 
+    def _s_ward(self) -> Phi:
+        """A ward or building named after a person, with its floor ("Keller 4")."""
+        return Phi(f"{self.people.surname()} {self.rng.randint(1, 12)}", Label.LOCATION)
+
     def _s_hosp(self) -> Phi:
         return self._org(self.hospital, Subtype.HOSPITAL)
 
@@ -615,6 +635,12 @@ _SECTIONS: dict[str, tuple[D.Section, ...]] = {
 
 def _compose(note: _Note) -> _Builder:
     rng = note.rng
+    if note.kind == "icu_shift":
+        lines, style = shift_note(rng)
+        out = _Builder(upper=style == "upper", lower=style == "lower" and rng.random() < 0.5)
+        for line in lines:
+            note.render(line, out)
+        return out
     out = _Builder(upper=note.kind == "icu_nursing")
     if note.kind == "query":
         note.render(rng.choice(D.QUERIES), out)
@@ -660,10 +686,10 @@ def generate(n: int, seed: int, *, kinds: Sequence[str] | None = None,
     ``repeat_patient_share`` the share of notes about a patient already seen in this batch.
     """
     chosen = tuple(kinds) if kinds else KINDS
-    unknown = sorted(set(chosen) - set(KINDS))
+    unknown = sorted(set(chosen) - set(KINDS) - set(EXTRA_KINDS))
     if unknown:
-        raise ValueError(f"unknown note kinds {unknown}; known: {list(KINDS)}")
-    weights = [KIND_WEIGHTS[k] for k in chosen]
+        raise ValueError(f"unknown note kinds {unknown}; known: {list(KINDS + EXTRA_KINDS)}")
+    weights = [KIND_WEIGHTS.get(k, 0.15) for k in chosen]
     master = random.Random(seed)
     people = People(master)
     patients: list[PatientFacts] = []

@@ -70,6 +70,10 @@ class TrainConfig(BaseModel):
     synthetic_seed: int = 1001
     negatives: float = Field(default=0.0, ge=0, le=1)
     max_notes: int | None = Field(default=None, ge=1)
+    #: "K/N": of the data files whose notes carry a patient group (``patient_group``), train only on the fit
+    #: part of fold K of N (``processors.evaluation.folds``, seed ``fold_seed``): cross-validation by patient
+    fold: str | None = Field(default=None, pattern=r"^\d+/\d+$")
+    fold_seed: int = 0
     command: str | None = None
 
 
@@ -106,19 +110,35 @@ def resolve_label_map(name_or_path: str | None) -> dict[str, str | None] | None:
     return load_label_map(name_or_path)
 
 
+def parse_fold(fold: str) -> tuple[int, int]:
+    """"K/N" -> (K, N); K counts from 0."""
+    k, _, n = fold.partition("/")
+    if not (k.isdigit() and n.isdigit()) or int(n) < 2 or int(k) >= int(n):
+        raise ConfigError(f"fold must be K/N with 0 <= K < N and N >= 2, got {fold!r}")
+    return int(k), int(n)
+
+
 def read_examples(
     paths: Sequence[Path], label_map: Mapping[str, str | None] | None = None, *,
-    subtypes: Sequence[str] = (), max_notes: int | None = None,
+    subtypes: Sequence[str] = (), max_notes: int | None = None, fold: str | None = None, fold_seed: int = 0,
 ) -> list[Example]:
     """Notes from JSONL files with spans mapped to our classes (``processors.evaluation.gold.load_gold`` checks
     offsets against span texts and lists unmapped labels). Subtypes are kept only for labels in
-    ``subtypes``."""
+    ``subtypes``. With ``fold`` ("K/N"), a file whose notes carry patient groups contributes only the fit part
+    of fold K (the same folds ``processors.evaluation.folds.splits`` gives the scoring side); files without
+    groups (synthetic notes) are used whole."""
+    from processors.evaluation.folds import splits
     from processors.evaluation.gold import load_gold
 
     keep = frozenset(str(Label(s)) for s in subtypes)
     out: list[Example] = []
     for path in paths:
-        for note in load_gold(path, label_map):
+        notes = load_gold(path, label_map)
+        if fold is not None and any(n.group is not None for n in notes):
+            k, n_folds = parse_fold(fold)
+            fit, _ = list(splits(notes, n_folds, fold_seed))[k]
+            notes = [notes[i] for i in fit]
+        for note in notes:
             spans = tuple(sorted(
                 (s.start, s.end, class_name(s.label, s.subtype if s.label in keep else None)) for s in note.spans
             ))
@@ -422,7 +442,8 @@ def _train(cfg: TrainConfig, progress: Callable[[int, int, float], None] | None)
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
 
     label_map = resolve_label_map(cfg.label_map)
-    examples = read_examples(cfg.data, label_map, subtypes=cfg.subtypes, max_notes=cfg.max_notes)
+    examples = read_examples(cfg.data, label_map, subtypes=cfg.subtypes, max_notes=cfg.max_notes,
+                             fold=cfg.fold, fold_seed=cfg.fold_seed)
     if cfg.synthetic:
         from processors.synthetic.generator import generate
 

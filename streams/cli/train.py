@@ -52,6 +52,8 @@ def train_ner(
     subtypes: Annotated[str | None, typer.Option(help="labels whose subtypes become classes, e.g. NAME")] = None,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda")] = "auto",
     max_notes: Annotated[int | None, typer.Option(help="use at most this many training notes")] = None,
+    fold: Annotated[str | None, typer.Option(
+        help="K/N: of data files with patient groups, train only on the fit part of fold K of N (cross-validation)")] = None,
     threads: Annotated[int | None, typer.Option(help="CPU threads for torch (default: torch's choice)")] = None,
     eval_data: Annotated[str | None, typer.Option(
         "--eval", help="held-out JSONL to score after training, comma-separated; FILE=LABELMAP for other labels")] = None,
@@ -71,7 +73,7 @@ def train_ner(
         "--negatives": negatives or None, "--out": out, "--label-map": label_map, "--epochs": epochs, "--lr": lr,
         "--max-steps": max_steps, "--seed": seed, "--batch-size": batch_size, "--max-length": max_length,
         "--base": base, "--num-layers": num_layers, "--intermediate-size": intermediate_size, "--subtypes": subtypes, "--device": device,
-        "--max-notes": max_notes, "--threads": threads, "--eval": eval_data,
+        "--max-notes": max_notes, "--fold": fold, "--threads": threads, "--eval": eval_data,
     }
     command = "deidstream train-ner " + " ".join(
         f"{k} {shlex.quote(str(v))}" for k, v in flags.items() if v is not None)
@@ -84,7 +86,7 @@ def train_ner(
             max_steps=max_steps, seed=seed, batch_size=batch_size, max_length=max_length, num_layers=num_layers,
             intermediate_size=intermediate_size,
             subtypes=[s.strip() for s in (subtypes or "").split(",") if s.strip()], device=device,
-            max_notes=max_notes, threads=threads, command=command,
+            max_notes=max_notes, fold=fold, threads=threads, command=command,
         )
         with Progress(TextColumn("[bold]train-ner"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[loss]}"),
                       TimeElapsedColumn(), console=err) as progress:

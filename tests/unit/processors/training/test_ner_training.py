@@ -288,3 +288,36 @@ def test_when_negative_sentences_are_inserted_then_spans_still_point_at_the_same
     assert len(ex.text) > len(text)
     assert [ex.text[a:b] for a, b, _ in ex.spans] == before
     assert "Maybe what is it" in ex.text or "An odd word." in ex.text
+
+
+def test_when_a_fold_is_given_then_grouped_files_lose_that_folds_patients_and_others_stay_whole(
+    tmp_path: Path,
+) -> None:
+    from processors.evaluation.folds import splits
+    from processors.evaluation.gold import load_gold
+
+    grouped = [dict(r, patient_group=f"g{i % 7}") for i, r in enumerate(tiny_records(40, 3))]
+    real = write_jsonl(tmp_path / "real.jsonl", grouped)
+    synth = write_jsonl(tmp_path / "synth.jsonl", tiny_records(9, 4))
+    gold = load_gold(real)
+    seen: list[str] = []
+    for k, (fit, held) in enumerate(splits(gold, 3, 0)):
+        examples = read_examples([real, synth], fold=f"{k}/3")
+        ids = {e.id for e in examples}
+        assert ids == {gold[i].id for i in fit} | {f"tiny-4-{i}" for i in range(9)}
+        held_groups = {gold[i].group for i in held}
+        assert not any(gold[i].group in held_groups for i in fit)  # no patient on both sides
+        seen += [gold[i].id for i in held]
+    assert sorted(seen) == sorted(g.id for g in gold)  # every note scored exactly once over the folds
+
+
+@pytest.mark.parametrize("fold", ["3/3", "0/1", "a/3", "1-3"])
+def test_when_a_fold_is_malformed_then_a_clear_error(tmp_path: Path, fold: str) -> None:
+    from pydantic import ValidationError
+
+    from processors.training.ner import TrainConfig
+
+    path = write_jsonl(tmp_path / "r.jsonl", [dict(r, patient_group="g") for r in tiny_records(4, 1)])
+    with pytest.raises((DeidError, ValidationError)):
+        TrainConfig(data=[path], out=tmp_path / "m", fold=fold)
+        read_examples([path], fold=fold)
