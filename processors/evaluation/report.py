@@ -3,7 +3,9 @@
 
 The JSON holds per-label token/entity metrics with 95% bootstrap intervals (resampling notes), the mean
 clinical-information-retention metrics, the share of medical terms destroyed, the recall proxy per note
-against true recall with Pearson and Spearman correlations, and the judge panel when one ran.
+against true recall with Pearson and Spearman correlations, the no-gold estimates against their gold truth
+(number and word retention against the non-identifier tokens kept; the residual-risk score against the
+missed identifiers, with its AUROC), and the judge panel when one ran.
 
 ``report.html`` needs the ``report`` extra (matplotlib, jinja2): ``pip install 'deidstream[report]'``;
 the JSON does not.
@@ -174,6 +176,8 @@ def render_html(rep: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> st
         "proxy_vs_recall": (plots.plot_proxy_vs_recall(rows, summary["proxy_vs_true_recall"]["token_recall"])
                             if summary else None),
         "distributions": plots.plot_distributions(rows) if summary else None,
+        "estimates_vs_truth": (plots.plot_estimates_vs_truth(rows, summary)
+                               if summary and "risk_vs_truth" in summary else None),
     }
     meta = {k: rep.get(k) for k in ("versions", "notes_per_s", "config_hash", "mode") if rep.get(k) is not None}
     page: str = _environment().get_template("report.html.j2").render(
