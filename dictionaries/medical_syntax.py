@@ -540,6 +540,16 @@ _DATE_IN_SPAN = re.compile(
     r"(?<![\d.])(?:1[89]|20)\d\d-\d{1,2}-\d{1,2}(?!\d)"
 )
 _MONTH_IN_SPAN = re.compile(rf"\b{_MONTH}(?![a-z])", re.IGNORECASE)
+#: an e-mail address, a URL or an IPv4 address: identifiers whatever surrounds them
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|(?:https?://|www\.)\S+|(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])",
+                      re.IGNORECASE)
+#: a street address: a house number, capitalised words and a street suffix ("12 Oak Street", "400 W Main St")
+_STREET = re.compile(
+    r"(?<![\d.])\d{1,6}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Drive|Dr|Lane|Ln|Way|"
+    r"Court|Ct|Boulevard|Blvd|Circle|Cir|Place|Pl|Parkway|Pkwy|Terrace|Highway|Hwy|Square|Sq|Trail|Route)\b\.?"
+)
+#: an ordinal day ("the 12th", "3rd of May"): a day of a date inside a span
+_ORDINAL_DAY = re.compile(r"(?<![\d.])(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b", re.IGNORECASE)
 #: an age over 89 with its cue ("92 yo", "aged 95"): a Safe Harbor identifier
 _OLD_AGE = re.compile(r"(?<!\d)(?:9\d|1[01]\d)(?!\d)")
 
@@ -547,7 +557,8 @@ _OLD_AGE = re.compile(r"(?<!\d)(?:9\d|1[01]\d)(?!\d)")
 def identifier_cue(text: str, start: int, end: int) -> str | None:
     """Why the numbers of ``text[start:end]`` (a detected span) are an identifier, or None.
 
-    Kinds: ``"date"`` (a month name, a month/day shape or a full date in the span, "8/12", "March 3"),
+    Kinds: ``"address"`` (an e-mail address, a URL, an IPv4 address, a street address), ``"date"`` (a
+    month name, an ordinal day, a month/day shape or a full date in the span, "8/12", "March 3"),
     ``"phone"`` (a phone shape), ``"long-digits"`` (five or more digits in a row: record numbers, ZIP
     codes), ``"id-cue"`` (an identifier word right before it on its line: "DOB", "MRN", "pager", "#",
     ...) and ``"age"`` (an age over 89 with an age cue). A value that ``measurement_value`` calls a
@@ -555,6 +566,8 @@ def identifier_cue(text: str, start: int, end: int) -> str | None:
     identifier (times of day are not Safe Harbor identifiers).
     """
     surface = text[start:end]
+    if _ADDRESS.search(surface) or _STREET.search(surface):
+        return "address"
     line_start = text.rfind("\n", 0, start) + 1
     left = text[max(line_start, start - 24):start]
     if _ID_CUE.search(left) or (_ID_CUE.search(surface) and re.search(r"\d", surface)):
@@ -565,7 +578,7 @@ def identifier_cue(text: str, start: int, end: int) -> str | None:
         return "long-digits"
     if _FULL_DATE_IN_RUN.search(surface) or (_MONTH_IN_SPAN.search(surface) and re.search(r"\d", surface)):
         return "date"
-    if _MONTH_BEFORE.search(left) or _MONTH_AFTER.match(text[end:end + 16]):
+    if _ORDINAL_DAY.search(surface) or _MONTH_BEFORE.search(left) or _MONTH_AFTER.match(text[end:end + 16]):
         return "date"  # "March 21": the month outside the span
     for m in _DATE_IN_SPAN.finditer(surface):
         if not measurement_value(text, start + m.start(), start + m.end()):

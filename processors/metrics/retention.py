@@ -6,21 +6,23 @@ removed for a reason (changed, and the span around it carries identifier evidenc
 is ``kept / (kept + lost)``: what the output kept of the note's non-identifier content, as far as the
 pipeline can tell without gold.
 
-Numbers (tokens with a digit) the output changed:
-- in clinical syntax (``dictionaries.medical_syntax.measurement_value``: a value after a vitals /
-  ventilator / lab label, with a unit, a range in such context; or the medical syntax regexes: doses, labs,
-  scores, schedule times) they are lost unless an identifier cue sits right at the number itself;
-- otherwise they are removed for a reason when the span has an identifier cue of its own
-  (``dictionaries.medical_syntax.identifier_cue``: a date shape or month name, "DOB" / "MRN" / "pager"
-  before it, a phone shape, five or more digits, an age over 89), and lost when it has none (clock
-  times, decimals and ranges are not Safe Harbor identifiers).
+Numbers (tokens with a digit) the output changed are removed for a reason when the span has an identifier cue of its own
+(``dictionaries.medical_syntax.identifier_cue``: a date shape, a month name or an ordinal day, "DOB" / "MRN" /
+"pager" before it, a phone shape, an e-mail / URL / IP / street address, five or more digits, an age over
+89; a measurement value such as "CPAP 5/5" is never read as a date there), and lost when it has none: clock
+times, decimals and ranges are not Safe Harbor identifiers. Lost numbers in clinical syntax
+(``dictionaries.medical_syntax.measurement_value``: a value after a vitals / ventilator / lab label, with a
+unit, a range in such context; or the medical syntax regexes: doses, labs, scores, schedule times) are
+counted apart (``lost_clinical``).
 
-Words the output changed are lost when they are clinical vocabulary (the curated jargon list always; the
+Words the output changed are removed for a reason when their span has an identifier cue (the words of a
+date, an address); otherwise lost when they are clinical vocabulary (the curated jargon list always; the
 medical vocabulary and clinical-text words of ``dictionaries.jargon.ClinicalWords``; unambiguous medical
 dictionary terms) or common words (Zipf >= ``common_word_zipf``), unless a name cue says otherwise (a
 title before, a credential after, a capitalised first name or surname); other changed words (names and
-proper nouns the vocabularies do not explain) are removed for a reason. Tokens of the message's own
-identifiers (HL7 PID/NK1/PV1, the JSON patient block) are always removed for a reason.
+proper nouns the vocabularies do not explain) are removed for a reason, and so are the common words and
+initials of a span that holds such a name ("Kowalczyk Medical Center", "J. Smith"; never jargon). Tokens of the message's
+own identifiers (HL7 PID/NK1/PV1, the JSON patient block) are always removed for a reason.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from dictionaries import vocab
-from dictionaries.calendar import MONTH_TOKENS
 from dictionaries.medical_syntax import identifier_cue, measurement_value
 from dictionaries.text import TOKEN, name_context
 from processors.spans import Intervals, OffsetMap
@@ -122,7 +123,7 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
     num = {"kept": 0, "lost": 0, "removed": 0, "lost_clinical": 0}
     word = dict(num)
     ranges: list[tuple[int, int]] = []
-    initials: list[tuple[int, int, Span | None]] = []
+    pending: list[tuple[int, int, Span | None, bool]] = []
     named: set[tuple[int, int]] = set()  # spans with a word removed as a name
 
     def enclosing(a: int, b: int) -> Span | None:
@@ -156,16 +157,18 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
         if is_number:
             if span is None:
                 lost, clinical = True, False
-            elif measurement_value(text, a, b) or clinical_syntax(span, a, b):
-                lost, clinical = identifier_cue(text, a, b) is None, True
             else:
-                lost, clinical = identifier_cue(text, span.start, span.end) is None, False
+                # clinical syntax or not, a number the output changed is lost unless its span has an identifier
+                # cue of its own (a measurement value is never read as a date there: identifier_cue checks)
+                clinical = measurement_value(text, a, b) or clinical_syntax(span, a, b)
+                lost = identifier_cue(text, span.start, span.end) is None
             if lost:
                 ranges.append((a, b))
         else:
             verdict = _word_lost(text, a, b, span, terms, judge)
-            if verdict is None:
-                initials.append((a, b, span))
+            if verdict is None or (verdict[0] and span is not None and not judge.is_jargon(text[a:b])):
+                # a letter, or a word that is no name alone: it follows the rest of its span
+                pending.append((a, b, span, verdict[1] if verdict is not None else False))
                 continue
             lost, clinical = verdict
             if not lost and span is not None:
@@ -175,8 +178,14 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
             counts["lost_clinical"] += clinical
         else:
             counts["removed"] += 1
-    for _a, _b, span in initials:  # an initial goes with the name beside it; alone it is an abbreviation
-        word["removed" if span is not None and (span.start, span.end) in named else "lost"] += 1
+    # initials and common words go with the name beside them ("J. Smith", "Mercy General Hospital", "Oak Street");
+    # alone they are abbreviations and ordinary text
+    for _a, _b, span, clinical in pending:
+        if span is not None and (span.start, span.end) in named:
+            word["removed"] += 1
+        else:
+            word["lost"] += 1
+            word["lost_clinical"] += clinical
     return Retention(TokenCounts(**num), TokenCounts(**word), tuple(ranges))
 
 
@@ -197,10 +206,10 @@ def _word_lost(text: str, a: int, b: int, span: Span | None, terms: Intervals,
         return False, False  # "Dr. Neo", "Foley, RN": a name cue of its own
     if len(w) < 2:
         return None
+    if span is not None and identifier_cue(text, span.start, span.end) is not None:
+        return False, False  # a word of a date, an address, a record number ("12th of May", "Monday 3/4")
     if judge.is_jargon(w):
         return True, True  # the curated list wins over name lists ("levo", "aline", "wean")
-    if w.lower() in MONTH_TOKENS and span is not None and identifier_cue(text, span.start, span.end) == "date":
-        return False, False  # a month of a date
     # capitals say something about names only in mixed-case text
     proper = w[:1].isupper() and not caps_line(text, a)
     clinical = terms.overlaps(a, b) or judge.words.reason(w) is not None

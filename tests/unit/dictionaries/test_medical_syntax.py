@@ -226,6 +226,9 @@ def test_when_measures_file_is_parsed_then_flags_and_comments_are_read() -> None
     ("acct 02139876 billing", "02139876", "id-cue"),
     ("code 02139876 billing", "02139876", "long-digits"),
     ("pt is 92 yo and well", "92", "age"),
+    ("lives at 12 Oak Street alone", "12 Oak Street", "address"),
+    ("mail jo@example.org today", "jo@example.org", "address"),
+    ("seen on the 12th again", "12th", "date"),
     # no identifier cue: measurements, clock times, decimals, ranges
     ("CPAP 5/5 overnight", "5/5", None),
     ("BP 120/80 sitting", "120/80", None),
