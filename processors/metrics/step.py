@@ -1,7 +1,8 @@
-"""Per-note quality metrics: recall proxy (no gold) and clinical information retention (DESIGN.md §5).
+"""Per-note quality metrics: recall proxy, clinical information retention (DESIGN.md §5) and residual risk.
 
 The ``metrics`` processor, which sets ``note.metrics`` to a ``schemas.NoteMetrics``, and the per-note assembly;
-the formulas live in ``proxy.py`` (recall proxy) and ``cir.py`` (clinical information retention).
+the formulas live in ``proxy.py`` (recall proxy), ``cir.py`` and ``retention.py`` (clinical information
+retention) and ``risk.py`` (residual risk of missed identifiers, no gold; shared with the LLM step).
 
 Recall proxy, after Pissarra et al. Entities are the identifiers KNOWN to be in the original: the
 message's own identifiers found in it (the dictionary step's "message" spans, or a scan of the original
@@ -27,9 +28,9 @@ Clinical information retention:
   relevance (positive, monotone in the original logits); classes the de-identified note lost entirely
   (logit -inf) have relevance 0.
 - Medical-term retention: share of the original's medical-dictionary terms (not the patient's own
-  identifiers) that no change touched. Number retention: share of clinical numbers kept; a number inside
-  an identifier (a span of the pipeline or of the message) is not clinical unless medical syntax covers
-  it there ("Hgb 13.1", "5 mg", "pain 5/10").
+  identifiers) that no change touched. Number and word retention (``retention.py``): every token the output
+  changed is lost unless its span has identifier evidence of its own, so the pipeline's own over-redaction
+  counts; what was removed for a reason is counted apart.
 - CIRE, after Aghakasiri et al.: original and output word tokens are aligned with
   ``rapidfuzz.distance.Levenshtein.opcodes`` on the token lists (a global unit-cost alignment, the
   Needleman-Wunsch equivalent), the original is cut into ``chunk_tokens``-token chunks, and a changed
