@@ -523,3 +523,68 @@ def measurement_value(text: str, start: int, end: int) -> bool:
     after = re.match(r"^[\s:=(,-]*", low_right)
     rest = low_right[after.end() if after else 0:]
     return not date_shaped and bool(measures.label.match(rest))
+
+
+# ------------------------------------------------------------------------------ identifier cues
+#
+# The other side of ``measurement_value``: what makes a number an identifier whatever detector found it.
+# The retention metric counts a number the output changed as clinical content lost unless the span around it
+# has one of these (processors/metrics/retention.py); the residual-risk score counts untagged numbers that
+# have one (processors/metrics/risk.py).
+
+#: a phone number: 10 digits in groups (area code optional in brackets), or 7 with a separator
+_PHONE = re.compile(r"(?<![\d.])(?:\+?1[-.\s]?)?\(?\d{3}\)?[-.\s]?\d{3}[-.\s]?\d{4}(?![\d.])|(?<![\d./-])\d{3}[-.]\d{4}(?![\d./-])")
+#: a month/day shape anywhere in the span ("8/12", "8/12/91", "3-24-17", "2019-03-04")
+_DATE_IN_SPAN = re.compile(
+    r"(?<![\d.])(?:0?[1-9]|1[0-2])[/-](?:0?[1-9]|[12]\d|3[01])(?:[/-]\d{2}(?:\d{2})?)?(?![\d.]|/\d)|"
+    r"(?<![\d.])(?:1[89]|20)\d\d-\d{1,2}-\d{1,2}(?!\d)"
+)
+_MONTH_IN_SPAN = re.compile(rf"\b{_MONTH}(?![a-z])", re.IGNORECASE)
+#: an e-mail address, a URL or an IPv4 address: identifiers whatever surrounds them
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|(?:https?://|www\.)\S+|(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])",
+                      re.IGNORECASE)
+#: a street address: a house number, capitalised words and a street suffix ("12 Oak Street", "400 W Main St")
+_STREET = re.compile(
+    r"(?<![\d.])\d{1,6}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Drive|Dr|Lane|Ln|Way|"
+    r"Court|Ct|Boulevard|Blvd|Circle|Cir|Place|Pl|Parkway|Pkwy|Terrace|Highway|Hwy|Square|Sq|Trail|Route)\b\.?"
+)
+#: an ordinal day ("the 12th", "3rd of May"): a day of a date inside a span
+_ORDINAL_DAY = re.compile(r"(?<![\d.])(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b", re.IGNORECASE)
+#: an age over 89 with its cue ("92 yo", "aged 95"): a Safe Harbor identifier
+_OLD_AGE = re.compile(r"(?<!\d)(?:9\d|1[01]\d)(?!\d)")
+
+
+def identifier_cue(text: str, start: int, end: int) -> str | None:
+    """Why the numbers of ``text[start:end]`` (a detected span) are an identifier, or None.
+
+    Kinds: ``"address"`` (an e-mail address, a URL, an IPv4 address, a street address), ``"date"`` (a
+    month name, an ordinal day, a month/day shape or a full date in the span, "8/12", "March 3"),
+    ``"phone"`` (a phone shape), ``"long-digits"`` (five or more digits in a row: record numbers, ZIP
+    codes), ``"id-cue"`` (an identifier word right before it on its line: "DOB", "MRN", "pager", "#",
+    ...) and ``"age"`` (an age over 89 with an age cue). A value that ``measurement_value`` calls a
+    measurement ("CPAP 5/5") is not a date; clock times, decimals and ranges without these cues are no
+    identifier (times of day are not Safe Harbor identifiers).
+    """
+    surface = text[start:end]
+    if _ADDRESS.search(surface) or _STREET.search(surface):
+        return "address"
+    line_start = text.rfind("\n", 0, start) + 1
+    left = text[max(line_start, start - 24):start]
+    if _ID_CUE.search(left) or (_ID_CUE.search(surface) and re.search(r"\d", surface)):
+        return "id-cue"
+    if _PHONE.search(surface):
+        return "phone"
+    if _LONG_DIGITS.search(surface):
+        return "long-digits"
+    if _FULL_DATE_IN_RUN.search(surface) or (_MONTH_IN_SPAN.search(surface) and re.search(r"\d", surface)):
+        return "date"
+    if _ORDINAL_DAY.search(surface) or _MONTH_BEFORE.search(left) or _MONTH_AFTER.match(text[end:end + 16]):
+        return "date"  # "March 21": the month outside the span
+    for m in _DATE_IN_SPAN.finditer(surface):
+        if not measurement_value(text, start + m.start(), start + m.end()):
+            return "date"
+    old = _OLD_AGE.search(surface)
+    if old is not None and (_AGE_CUE_AFTER.match(text[start + old.end():start + old.end() + 16])
+                            or _AGE_CUE_BEFORE.search(text[max(line_start, start + old.start() - 24):start + old.start()])):
+        return "age"
+    return None

@@ -30,6 +30,31 @@ PROVIDER_CUES = frozenset(
 )
 
 
+#: words before a name: personal titles, and role words that often (not always) precede one ("pt Smith",
+#: but also "pt weaned")
+PERSONAL_TITLES = ("dr", "drs", "mr", "mrs", "ms", "miss", "mx", "prof", "doctor")
+_ROLE_WORDS = ("sister", "nurse", "dear", "patient", "pt")
+
+
+def _title_before(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\b(?i:" + "|".join(words) + r")\.?\s+(?:[A-Z][\w'-]*\.?\s+){0,2}$")
+
+
+_TITLE_BEFORE = _title_before(PERSONAL_TITLES + _ROLE_WORDS)
+_PERSONAL_TITLE_BEFORE = _title_before(PERSONAL_TITLES)
+_CREDENTIAL_AFTER = re.compile(
+    r"^,?\s*(?:MD|M\.D\.|DO|D\.O\.|RN|NP|PA-C|PhD|DDS|DPM|FNP|APRN|ARNP|CRNA|PharmD|LCSW|MSW|CNM|DNP)\b"
+)
+
+
+def name_context(text: str, start: int, end: int, *, personal_titles_only: bool = False) -> bool:
+    """A title before ("Dr.", "Mrs.", or a role word such as "pt") or a credential after (", MD") marks a
+    person's name. ``personal_titles_only``: role words do not count (in nursing notes "pt" precedes verbs
+    as often as names)."""
+    before = _PERSONAL_TITLE_BEFORE if personal_titles_only else _TITLE_BEFORE
+    return bool(before.search(text[max(0, start - 48):start]) or _CREDENTIAL_AFTER.match(text[end:end + 12]))
+
+
 class NoteText:
     """Word tokens of a note with the features both detectors need (computed once per note)."""
 

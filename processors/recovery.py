@@ -35,6 +35,7 @@ from dictionaries.medical import (
     medical_vocabulary,
 )
 from dictionaries.medical_syntax import clinical_measures, measurement_value
+from dictionaries.text import name_context
 from processors.pipeline import BuildContext, Note, register
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
@@ -54,13 +55,6 @@ _SHAPES = re.compile(
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 _NEVER_LABELS = frozenset({Label.EMAIL, Label.URL, Label.IP})
 
-_TITLE_BEFORE = re.compile(
-    r"\b(?i:dr|drs|mr|mrs|ms|miss|mx|prof|sister|nurse|doctor|dear|patient|pt)\.?\s+"
-    r"(?:[A-Z][\w'-]*\.?\s+){0,2}$"
-)
-_CREDENTIAL_AFTER = re.compile(
-    r"^,?\s*(?:MD|M\.D\.|DO|D\.O\.|RN|NP|PA-C|PhD|DDS|DPM|FNP|APRN|ARNP|CRNA|PharmD|LCSW|MSW|CNM|DNP)\b"
-)
 #: Medical context right before an ambiguous term ("started on Allegra", "h/o Crohn").
 _LEFT_CONTEXT = re.compile(
     r"\b(?:started on|start(?:ed)?|restart(?:ed)?|resumed?|taking|takes|take|is on|was on|remains on|"
@@ -198,11 +192,6 @@ def has_medical_context(text: str, m: MedicalMatch, window: int) -> bool:
     if nl >= 0:
         right = right[:nl]
     return bool(_LEFT_CONTEXT.search(left) or _RIGHT_CONTEXT.match(right))
-
-
-def name_context(text: str, start: int, end: int) -> bool:
-    """A title before ("Dr.", "Mrs.") or a credential after (", MD") marks a person's name."""
-    return bool(_TITLE_BEFORE.search(text[max(0, start - 48):start]) or _CREDENTIAL_AFTER.match(text[end:end + 12]))
 
 
 @register("recovery")

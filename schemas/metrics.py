@@ -2,7 +2,12 @@
 
 Numbers, counts and labels only: never note text, identifiers or note ids (DESIGN.md §5, §8).
 Percent metrics (ALID, LR, LRDI, LRQI, JSC, NSDCG) are on 0-100 as in Pissarra et al.; shares
-(retention, CIRE) are on 0-1. ``None`` means undefined for this note (nothing to measure).
+(retention, CIRE, risk score) are on 0-1. ``None`` means undefined for this note (nothing to measure).
+
+Version 2 (issue 14): number retention counts what the pipeline itself tagged (lost unless an identifier
+cue of its own), word retention and the counts removed for a reason are new, and ``risk`` (residual risk of
+missed identifiers, no gold) is published on every note. The recall proxy (``recall``) still measures only
+the removal of identifiers the pipeline or the message knows about.
 """
 
 from __future__ import annotations
@@ -50,9 +55,25 @@ class ClinicalRetention(BaseModel):
     medical_terms: int = Field(ge=0, description="medical-dictionary terms in the original")
     medical_terms_kept: int = Field(ge=0)
     medical_term_retention: float | None = Field(default=None, ge=0.0, le=1.0)
-    numbers: int = Field(ge=0, description="clinical numbers in the original (identifier numbers excluded)")
-    numbers_kept: int = Field(ge=0)
-    number_retention: float | None = Field(default=None, ge=0.0, le=1.0)
+    numbers: int = Field(ge=0, description="number tokens counted: kept + lost (those removed for a reason "
+                                           "excluded)")
+    numbers_kept: int = Field(ge=0, description="number tokens no change of the output touched")
+    numbers_lost: int = Field(default=0, ge=0, description="number tokens the output changed without an "
+                                                           "identifier cue of their own: clinical content lost")
+    numbers_lost_clinical: int = Field(default=0, ge=0, description="of which in clinical syntax (vitals, "
+                                                                    "ventilator, labs, doses, ranges)")
+    numbers_removed: int = Field(default=0, ge=0, description="number tokens changed for a reason: an "
+                                                              "identifier cue or the message's own identifiers")
+    number_retention: float | None = Field(default=None, ge=0.0, le=1.0, description="numbers_kept / numbers")
+    words: int = Field(default=0, ge=0, description="word tokens counted: kept + lost")
+    words_kept: int = Field(default=0, ge=0)
+    words_lost: int = Field(default=0, ge=0, description="word tokens the output changed that are clinical "
+                                                         "vocabulary or common words, without a name cue")
+    words_lost_clinical: int = Field(default=0, ge=0, description="of which clinical vocabulary (jargon, "
+                                                                  "medical terms, clinical-text words)")
+    words_removed: int = Field(default=0, ge=0, description="word tokens changed for a reason: names, unknown "
+                                                            "proper nouns, the message's own identifiers")
+    word_retention: float | None = Field(default=None, ge=0.0, le=1.0, description="words_kept / words")
     chunk_tokens: int = Field(ge=1)
     chunks: int = Field(ge=0)
     chunks_changed: int = Field(ge=0)
@@ -62,12 +83,31 @@ class ClinicalRetention(BaseModel):
     cire_judge: str = Field(description="rules, or the name of the LLM judge")
 
 
+class ResidualRisk(BaseModel):
+    """No-gold estimate of the identifiers still in the output (``processors/metrics/risk.py``): signals
+    found in the text no final span covers, their weighted sum and a 0-1 score."""
+
+    model_config = _FROZEN
+
+    names: int = Field(ge=0, description="uncovered name-list words no vocabulary explains")
+    proper_nouns: int = Field(ge=0, description="uncovered capitalised words no vocabulary knows")
+    identifier_numbers: int = Field(ge=0, description="uncovered numbers with an identifier cue (date, phone, "
+                                                      "long digits, MRN/DOB cue, age > 89)")
+    rejected_mass: float = Field(ge=0.0, description="scores of rejected candidates that are not medical")
+    ner_mass: float = Field(ge=0.0, description="NER entity probability below its threshold, when recorded")
+    kchars: float = Field(ge=0.0, description="note length, thousands of characters")
+    detected: int = Field(ge=0, description="final spans (identifiers come in groups)")
+    expected: float = Field(ge=0.0, description="expected missed identifiers (a Poisson model of the signals)")
+    score: float = Field(ge=0.0, le=1.0, description="1 - exp(-expected): chance of at least one missed")
+    risky: bool = Field(description="score >= the risky threshold (the LLM step's gate)")
+
+
 class NoteMetrics(BaseModel):
     """Everything measured about one processed note; no text, no identifiers."""
 
     model_config = _FROZEN
 
-    metrics_version: str = "1"
+    metrics_version: str = "2"
     note_pseudonym: str | None = None
     patient_pseudonym: str | None = None
     chars: int = Field(ge=0)
@@ -81,6 +121,7 @@ class NoteMetrics(BaseModel):
     leak_findings_by_label: dict[str, int] = Field(default_factory=dict)
     recall: RecallProxy | None = None
     retention: ClinicalRetention | None = None
+    risk: ResidualRisk | None = None
     stage_ms: dict[str, float] = Field(default_factory=dict, description="per-stage latency, ms per note")
     total_ms: float = Field(default=0.0, ge=0.0)
     versions: Versions

@@ -1,12 +1,41 @@
 #!/usr/bin/env bash
 # Reproduce the README's quality and speed tables. Writes JSON results into scripts/results/.
 # Usage: scripts/measure.sh [STEPS]   (default: the settings' detection steps)
+#        scripts/measure.sh metrics   the per-note metrics against gold only (issue 14: retention and residual
+#                                     risk vs truth on the three sets, and the risk fit cross-validated by patient)
 # Data: ../shared/data/eval (presidio_synth_v2, physionet_deid_dev) beside the checkout.
+# DEID_BIN / DEID_PYTHON override the commands (default: the checkout's .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=.venv/bin/deidstream
+BIN=${DEID_BIN:-.venv/bin/deidstream}
+PY=${DEID_PYTHON:-.venv/bin/python}
 OUT=scripts/results
 TMP=$(mktemp -d)
+if [ "${1:-}" = "metrics" ]; then
+  mkdir -p "$OUT"
+  $BIN synth --n 500 --seed 9001 -o "$TMP/synth_eval.jsonl"
+  $BIN eval --gold "$TMP/synth_eval.jsonl" --report "$TMP/synthetic"
+  $BIN eval --gold ../shared/data/eval/presidio_synth_v2.jsonl --labels presidio --report "$TMP/presidio"
+  $BIN eval --gold ../shared/data/eval/physionet_deid_dev.jsonl --labels physionet --report "$TMP/physionet_dev"
+  # the summaries only (no per-note rows: the PhysioNet notes' ids stay out of the repository)
+  $PY - "$TMP" "$OUT/metrics_vs_truth.json" <<'PYEOF'
+import datetime, json, sys
+tmp, out = sys.argv[1], sys.argv[2]
+res = {"date": datetime.date.today().isoformat(), "steps": "default", "sets": {}}
+for name in ("physionet_dev", "synthetic", "presidio"):
+    rep = json.load(open(f"{tmp}/{name}/report.json"))
+    s = rep["summary"]
+    res["sets"][name] = {"notes": rep["notes"], "recall": rep["recall"], "precision": rep["precision"],
+                         "retention_vs_truth": s["retention_vs_truth"], "risk_vs_truth": s["risk_vs_truth"],
+                         "recall_proxy_vs_token_recall": s["proxy_vs_true_recall"]["token_recall"]}
+    res["versions"] = rep.get("versions")
+json.dump(res, open(out, "w"), indent=2)
+PYEOF
+  $PY scripts/fit_risk_cv.py --gold ../shared/data/eval/physionet_deid_dev.jsonl --labels physionet \
+    -o "$OUT/risk_cv_physionet.json"
+  rm -rf "$TMP"
+  exit 0
+fi
 STEPS=${1:-}
 STEPS_OPT=()
 TAG=default

@@ -204,11 +204,17 @@ def _by_pseudonym(records: list[Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: top-level payload fields that are no metric; timings and versions differ on every run at any depth
+_NOT_COMPARED = frozenset({"spans", "note_pseudonym", "patient_pseudonym", "leak_findings"})
+_NEVER_COMPARED = frozenset({"versions", "stage_ms", "total_ms"})
+
+
 def _flat_numbers(data: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
-    skip = {"spans", "versions", "stage_ms", "total_ms", "note_pseudonym", "patient_pseudonym", "leak_findings"}
+    """Every number of a metrics payload by dotted path (``metrics.risk.score``, ``metrics.retention.words``),
+    booleans as 0/1; new NoteMetrics fields are compared without a change here."""
     out: dict[str, float] = {}
     for k, v in data.items():
-        if not prefix and k in skip:
+        if (not prefix and k in _NOT_COMPARED) or k in _NEVER_COMPARED:
             continue
         name = f"{prefix}{k}"
         if isinstance(v, bool):

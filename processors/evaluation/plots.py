@@ -79,3 +79,33 @@ def plot_proxy_vs_recall(rows: Sequence[Mapping[str, Any]], corr: Mapping[str, A
     ax.set_title(f"Pearson {f(corr.get('pearson'))}, Spearman {f(corr.get('spearman'))} (n={len(pts)})",
                  fontsize=9)
     return _png(fig)
+
+
+def plot_estimates_vs_truth(rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]) -> str:
+    """Per note, each no-gold estimate against its gold truth: number retention, word retention, and the
+    residual-risk expected count against the missed identifiers (jittered: counts are small integers)."""
+    panels = (
+        ("number_retention", "number_retention_true", "number retention",
+         summary["retention_vs_truth"]["number_retention"]),
+        ("word_retention", "word_retention_true", "word retention", summary["retention_vs_truth"]["word_retention"]),
+        ("risk_expected", "missed_entities", "residual risk: expected vs missed",
+         summary["risk_vs_truth"]["expected_vs_missed"]),
+    )
+    fig = Figure(figsize=(13, 4.2))
+    axes = fig.subplots(1, 3)
+    for k, (ax, (est, truth, title, corr)) in enumerate(zip(axes, panels, strict=True)):
+        pts = [(r[truth], r[est]) for r in rows if r.get(est) is not None and r.get(truth) is not None]
+        xs = [p[0] for p in pts]
+        if k == 2:  # integer counts: spread the points a little so stacks show
+            xs = [x + 0.15 * ((i * 7919) % 11 - 5) / 5 for i, x in enumerate(xs)]
+        ax.scatter(xs, [p[1] for p in pts], s=10, alpha=0.5)
+        if k < 2:
+            lo = min([0.8, *(p[0] for p in pts), *(p[1] for p in pts)]) if pts else 0.0
+            ax.plot([lo, 1], [lo, 1], color="grey", linewidth=0.8, linestyle="--")
+        ax.set_xlabel("truth (gold)")
+        ax.set_ylabel("estimate (no gold)")
+        sp = corr.get("spearman")
+        ax.set_title(f"{title}\nSpearman {'n/a' if sp is None else f'{sp:.3f}'}, n={len(pts)}", fontsize=9)
+        ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    return _png(fig)

@@ -3,7 +3,9 @@
 
 The JSON holds per-label token/entity metrics with 95% bootstrap intervals (resampling notes), the mean
 clinical-information-retention metrics, the share of medical terms destroyed, the recall proxy per note
-against true recall with Pearson and Spearman correlations, and the judge panel when one ran.
+against true recall with Pearson and Spearman correlations, the no-gold estimates against their gold truth
+(number and word retention against the non-identifier tokens kept; the residual-risk score against the
+missed identifiers, with its AUROC), and the judge panel when one ran.
 
 ``report.html`` needs the ``report`` extra (matplotlib, jinja2): ``pip install 'deidstream[report]'``;
 the JSON does not.
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     import jinja2
 
 #: Per-note fields summarised as means in ``cir`` / ``recall_proxy``.
-CIR_FIELDS = ("jsc", "nsdcg", "cire", "medical_term_retention", "number_retention")
+CIR_FIELDS = ("jsc", "nsdcg", "cire", "medical_term_retention", "number_retention", "word_retention")
 PROXY_FIELDS = ("lr", "lrdi", "lrqi", "alid", "lr_gold")
 #: What ``report.html`` needs beyond the core dependencies.
 REPORT_EXTRA_HINT = "pip install 'deidstream[report]'"
@@ -86,12 +88,39 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             # against true recall: separates what the proxy does not know from what LSI mis-measures
             "gold_string_vs_token_recall": correlation(rows, "lr_gold", "token_recall", 0.01),
         },
-        # the metrics' number retention (no gold) against the gold truth: non-identifier number tokens kept
+        # the metrics' number / word retention (no gold) against the gold truth: non-identifier tokens kept
         "retention_vs_truth": {
-            "number_retention": correlation(rows, "number_retention", "number_retention_true")
-            | {"mean_estimate": _mean([r.get("number_retention") for r in rows]),
-               "mean_truth": _mean([r.get("number_retention_true") for r in rows])},
+            "number_retention": estimate_vs_truth(rows, "number_retention", "number_retention_true"),
+            "word_retention": estimate_vs_truth(rows, "word_retention", "word_retention_true"),
         },
+        # the residual-risk score (no gold) against the gold identifiers the output did not fully remove
+        "risk_vs_truth": risk_vs_truth(rows),
+    }
+
+
+def estimate_vs_truth(rows: Sequence[Mapping[str, Any]], estimate: str, truth: str) -> dict[str, Any]:
+    """A per-note estimate against its gold truth: correlations and mean |difference| over the notes where
+    both are defined, and both means over those same notes."""
+    both = [r for r in rows if r.get(estimate) is not None and r.get(truth) is not None]
+    return correlation(both, estimate, truth) | {"mean_estimate": _mean([r[estimate] for r in both]),
+                                                 "mean_truth": _mean([r[truth] for r in both])}
+
+
+def risk_vs_truth(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The residual-risk score against the missed gold identifiers per note: expected vs missed count
+    (Spearman, means), and how well the score ranks the notes with a missed identifier (AUROC); the share of
+    such notes the ``risky`` gate flags and the share of notes it flags."""
+    both = [r for r in rows if r.get("risk_score") is not None and r.get("missed_entities") is not None]
+    positive = [r["missed_entities"] > 0 for r in both]
+    flagged = [bool(r.get("risky")) for r in both]
+    n_pos = sum(positive)
+    return {
+        "expected_vs_missed": estimate_vs_truth(both, "risk_expected", "missed_entities"),
+        "notes": len(both), "notes_with_missed": n_pos,
+        "auroc": stats.auroc([r["risk_score"] for r in both], positive),
+        "risky_share": sum(flagged) / len(both) if both else None,
+        "missed_notes_flagged": (sum(f for f, p in zip(flagged, positive, strict=True) if p) / n_pos
+                                 if n_pos else None),
     }
 
 
@@ -147,6 +176,8 @@ def render_html(rep: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> st
         "proxy_vs_recall": (plots.plot_proxy_vs_recall(rows, summary["proxy_vs_true_recall"]["token_recall"])
                             if summary else None),
         "distributions": plots.plot_distributions(rows) if summary else None,
+        "estimates_vs_truth": (plots.plot_estimates_vs_truth(rows, summary)
+                               if summary and "risk_vs_truth" in summary else None),
     }
     meta = {k: rep.get(k) for k in ("versions", "notes_per_s", "config_hash", "mode") if rep.get(k) is not None}
     page: str = _environment().get_template("report.html.j2").render(

@@ -125,3 +125,17 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 
     result: Any = spearmanr(*series)
     return float(result.statistic)
+
+
+def auroc(scores: Sequence[float], positive: Sequence[bool]) -> float | None:
+    """Area under the ROC curve of ``scores`` for ``positive`` (ties count half): the Mann-Whitney U of the
+    positives' scores against the negatives' over ``n_pos * n_neg`` (``scipy.stats.mannwhitneyu``). None
+    without both classes."""
+    pos = [s for s, p in zip(scores, positive, strict=True) if p]
+    neg = [s for s, p in zip(scores, positive, strict=True) if not p]
+    if not pos or not neg:
+        return None
+    from scipy.stats import mannwhitneyu
+
+    result: Any = mannwhitneyu(pos, neg, alternative="two-sided")
+    return float(result.statistic) / (len(pos) * len(neg))

@@ -4,7 +4,6 @@ judge), and the medical-term / clinical-number matching behind term and number r
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -250,53 +249,6 @@ def cire(text: str, output: str, *, sensitive: Iterable[tuple[int, int]] = (), c
             raise ValueError("chunk judge returned a different number of answers")
         changed = dict(zip(order, (bool(v) for v in verdicts), strict=True))
     return CireResult(n_chunks, len(changed), sum(1 for v in changed.values() if v))
-
-
-def clinical_numbers(text: str, identifiers: Sequence[tuple[int, int]],
-                     syntax: Callable[[str, int, int], Sequence[tuple[int, int, str]]],
-                     trusted: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
-    """Numbers of ``text`` that carry clinical information: every number outside ``identifiers``, and
-    those inside an identifier that medical syntax (doses, labs, vitals, scores) covers there.
-    ``syntax(text, start, end)`` scans a window (``dictionaries.medical.medical_syntax_spans``). Numbers
-    inside ``trusted`` identifiers (the message's own, phones, addresses), full dates, clock times and
-    runs of 5+ digits are identifier numbers without a scan (the scan is the expensive part)."""
-    merged: list[list[int]] = []
-    for s, e in sorted(identifiers):
-        if merged and s < merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    starts = [m[0] for m in merged]
-    inside: list[tuple[int, int, int]] = []
-    out: list[tuple[int, int]] = []
-    shapes: Intervals | None = None
-    for m in _NUMBER.finditer(text):
-        a, b = m.span()
-        j = bisect.bisect_left(starts, b) - 1
-        if j < 0 or merged[j][1] <= a:
-            out.append((a, b))
-            continue
-        if shapes is None:
-            shapes = Intervals([*(x.span() for s, e in merged for x in _ID_SHAPE.finditer(text, s, e)), *trusted])
-        if (b - a >= 5 and text[a:b].isdigit()) or shapes.overlaps(a, b):
-            continue
-        inside.append((a, b, j))
-    if inside:
-        # one syntax scan per group of nearby identifiers that hold numbers
-        windows: list[list[int]] = []
-        for j in sorted({j for _a, _b, j in inside}):
-            w0, w1 = max(0, merged[j][0] - _SYNTAX_MARGIN), min(len(text), merged[j][1] + _SYNTAX_MARGIN)
-            if windows and w0 <= windows[-1][1]:
-                windows[-1][1] = w1
-            else:
-                windows.append([w0, w1])
-        # a schedule time inside an identifier is part of a date-time; syntax across a line break ("25\ncc:")
-        # is a misparse
-        found = Intervals((s, e) for w0, w1 in windows for s, e, k in syntax(text, w0, w1)
-                          if k != "time" and "\n" not in text[s:e])
-        out.extend((a, b) for a, b, _j in inside if found.overlaps(a, b))
-        out.sort()
-    return out
 
 
 def span_has(span: Span, source: str) -> bool:

@@ -1,7 +1,8 @@
-"""Per-note quality metrics: recall proxy (no gold) and clinical information retention (DESIGN.md §5).
+"""Per-note quality metrics: recall proxy, clinical information retention (DESIGN.md §5) and residual risk.
 
 The ``metrics`` processor, which sets ``note.metrics`` to a ``schemas.NoteMetrics``, and the per-note assembly;
-the formulas live in ``proxy.py`` (recall proxy) and ``cir.py`` (clinical information retention).
+the formulas live in ``proxy.py`` (recall proxy), ``cir.py`` and ``retention.py`` (clinical information
+retention) and ``risk.py`` (residual risk of missed identifiers, no gold; shared with the LLM step).
 
 Recall proxy, after Pissarra et al. Entities are the identifiers KNOWN to be in the original: the
 message's own identifiers found in it (the dictionary step's "message" spans, or a scan of the original
@@ -27,9 +28,9 @@ Clinical information retention:
   relevance (positive, monotone in the original logits); classes the de-identified note lost entirely
   (logit -inf) have relevance 0.
 - Medical-term retention: share of the original's medical-dictionary terms (not the patient's own
-  identifiers) that no change touched. Number retention: share of clinical numbers kept; a number inside
-  an identifier (a span of the pipeline or of the message) is not clinical unless medical syntax covers
-  it there ("Hgb 13.1", "5 mg", "pain 5/10").
+  identifiers) that no change touched. Number and word retention (``retention.py``): every token the output
+  changed is lost unless its span has identifier evidence of its own, so the pipeline's own over-redaction
+  counts; what was removed for a reason is counted apart.
 - CIRE, after Aghakasiri et al.: original and output word tokens are aligned with
   ``rapidfuzz.distance.Levenshtein.opcodes`` on the token lists (a global unit-cost alignment, the
   Needleman-Wunsch equivalent), the original is cut into ``chunk_tokens``-token chunks, and a changed
@@ -40,24 +41,24 @@ Clinical information retention:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dictionaries.calendar import MONTH_ABBREVIATIONS
 from dictionaries.message import find_message_identifiers
 from processors.metrics.cir import (
     ChunkJudge,
     ClinicalClassifier,
     ConceptClassifier,
     cire,
-    clinical_numbers,
     jsc,
     medical_matches,
     nsdcg,
@@ -67,11 +68,13 @@ from processors.metrics.cir import (
     syntax_spans,
 )
 from processors.metrics.proxy import known_identifiers, leak_entities, recall_proxy, repeated_occurrences
+from processors.metrics.retention import WordJudge, count_retention
+from processors.metrics.risk import RISKY_SCORE, residual_risk
 from processors.pipeline import PIPELINE_VERSION, BuildContext, Note, register
 from processors.spans import Intervals, OffsetMap
 from schemas.errors import ConfigError
 from schemas.labels import Label, Subtype
-from schemas.metrics import ClinicalRetention, NoteMetrics, RecallProxy
+from schemas.metrics import ClinicalRetention, NoteMetrics, RecallProxy, ResidualRisk
 from schemas.models import Span, Versions
 
 logger = logging.getLogger(__name__)
@@ -82,14 +85,6 @@ _AGE = re.compile(
     r"\b\d{1,3}(?:\.\d)?[\s-]*(?i:years?|yrs?|months?|mos?|weeks?|wks?|days?)[\s-]*(?i:old)\b"
     r"|\b\d{1,3}\s?(?i:y/?o|yo)(?:[MF]\b|\b)|\b(?i:age[sd]?|aged)\s*:?\s*\d{1,3}\b|\b\d{1,3}\s?[MF]\b"
 )
-
-
-#: labels whose numbers are never clinical values, even when a detector was wrong about the label
-_NO_CLINICAL_NUMBERS = frozenset({Label.PHONE, Label.EMAIL, Label.URL, Label.IP, Label.LOCATION})
-
-
-#: a DATE span with a month name or a four-digit year is a date whatever else it holds
-_SURE_DATE = re.compile(r"(?i:" + "|".join(MONTH_ABBREVIATIONS) + r")[a-z]*\b|(?<!\d)(?:1[89]|20)\d\d(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -107,18 +102,23 @@ class MetricsOptions:
     repeats: bool = True
     leaks: bool = True
     redact_providers: bool = True
+    common_word_zipf: float = 4.0
+    risky_score: float = RISKY_SCORE
 
 
 def compute_note_metrics(
     note: Note, *, vocab: Any, versions: Versions, options: MetricsOptions = MetricsOptions(),
     classifier: ClinicalClassifier | None = None, judge: ChunkJudge | None = None,
-    message_spans: Sequence[Span] | None = None,
+    message_spans: Sequence[Span] | None = None, words: WordJudge | None = None,
 ) -> NoteMetrics:
     """All metrics of one processed note. ``vocab`` is the medical vocabulary (``find``, ``chapter``,
     ``genes``); ``classifier`` defaults to the concept classifier over ``vocab``;
     ``message_spans``: the message's identifiers found in the original when the pipeline's spans may not
-    hold them (``find_message_identifiers``); spans whose source includes "message" are used anyway."""
+    hold them (``find_message_identifiers``); spans whose source includes "message" are used anyway;
+    ``words``: the clinical-word / name-list judge of retention and risk (built from the default cache
+    when None)."""
     text, output, o = note.text, note.output, options
+    word_judge = words if words is not None else WordJudge(o.common_word_zipf)
     spans_by_label = Counter(str(s.label) for s in note.spans)
     spans_by_source = Counter(s.source for s in note.spans)
     dropped_by_source = Counter(s.source for s in note.dropped)
@@ -127,14 +127,26 @@ def compute_note_metrics(
     retention: ClinicalRetention | None = None
 
     message = [s for s in (*note.spans, *note.dropped) if span_has(s, "message")] + list(message_spans or ())
+    msg = Intervals((s.start, s.end) for s in message)
+    matches = medical_matches(text, vocab, msg, note.spans)
+
+    def syntax(t: str, a: int, b: int) -> Sequence[tuple[int, int, str]]:
+        return cast(Sequence[tuple[int, int, str]], syntax_spans(vocab, t, a, b))
+
+    mass = note.extra.get("ner_low_confidence_mass")
+    r = residual_risk(text, note.spans, judge=word_judge, medical_terms=matches, rejected=note.dropped,
+                      message=[(s.start, s.end) for s in message], syntax=syntax,
+                      ner_mass=float(mass) if isinstance(mass, int | float) else None, threshold=o.risky_score)
+    risk = ResidualRisk(names=r.names, proper_nouns=r.proper_nouns, identifier_numbers=r.identifier_numbers,
+                        rejected_mass=r.rejected_mass, ner_mass=r.ner_mass, kchars=r.kchars, detected=r.detected,
+                        expected=r.expected,
+                        score=r.score, risky=r.risky)
     if output is not None:
         offsets = OffsetMap.for_note(text, output, note.replacements)
 
         def kept_by_policy(s: Span) -> bool:
             return not o.redact_providers and s.label == Label.NAME and s.subtype == Subtype.PROVIDER
 
-        msg = Intervals((s.start, s.end) for s in message)
-        matches = medical_matches(text, vocab, msg, note.spans)
         medical = Intervals((m.start, m.end) for m in matches)
         # a dropped hit on a medical term was judged medical (recovery), not an identifier
         dropped = [s for s in note.dropped if o.dropped_dictionary and not medical.overlaps(s.start, s.end)]
@@ -147,7 +159,8 @@ def compute_note_metrics(
         entities.sort(key=lambda e: (e.start, e.end))
         recall = recall_proxy(text, output, entities, offsets, threshold=o.threshold, sentences=o.sentences,
                               ignore_case=o.ignore_case, min_chars=o.min_chars)
-        retention = _retention(note, output, offsets, vocab, message, matches, o, classifier, judge)
+        retention = _retention(note, output, offsets, vocab, msg, matches, o, classifier, judge, words=word_judge,
+                               syntax=syntax)
 
     return NoteMetrics(
         note_pseudonym=note.note_pseudonym, patient_pseudonym=note.patient_pseudonym, chars=len(text),
@@ -156,25 +169,22 @@ def compute_note_metrics(
         dropped_by_source=dict(sorted(dropped_by_source.items())), leak=note.leak,
         leak_findings=len(note.leak_findings),
         leak_findings_by_label=dict(sorted(Counter(f.label for f in note.leak_findings).items())),
-        recall=recall, retention=retention, stage_ms=stage_ms, total_ms=round(sum(stage_ms.values()), 3),
+        recall=recall, retention=retention, risk=risk, stage_ms=stage_ms, total_ms=round(sum(stage_ms.values()), 3),
         versions=versions,
     )
 
 
-def _retention(note: Note, output: str, offsets: OffsetMap, vocab: Any, message: Sequence[Span],
+def _retention(note: Note, output: str, offsets: OffsetMap, vocab: Any, message: Intervals,
                matches: Sequence[Any], o: MetricsOptions, classifier: ClinicalClassifier | None,
-               judge: ChunkJudge | None) -> ClinicalRetention:
+               judge: ChunkJudge | None, *, words: WordJudge,
+               syntax: Any) -> ClinicalRetention:
     text = note.text
     terms_kept = sum(1 for m in matches if not offsets.touched(m.start, m.end))
-
-    identifiers = sorted({(s.start, s.end) for s in (*note.spans, *message)})
-    trusted = [(s.start, s.end) for s in message] + [
-        (s.start, s.end) for s in note.spans
-        if s.label in _NO_CLINICAL_NUMBERS or (s.label == Label.DATE and _SURE_DATE.search(text, s.start, s.end))]
-    numbers = clinical_numbers(text, identifiers,
-                               lambda t, a, b: cast(Sequence[tuple[int, int, str]], syntax_spans(vocab, t, a, b)),
-                               trusted=trusted)
-    numbers_kept = sum(1 for a, b in numbers if not offsets.touched(a, b))
+    # every term of the vocabulary, ambiguous ones included: a changed ambiguous term with no name cue is lost
+    tokens = count_retention(text, offsets, note.spans, message, syntax=syntax, medical_terms=vocab.find(text),
+                             judge=words)
+    numbers = list(tokens.number_ranges)
+    num, wrd = tokens.numbers, tokens.words
 
     ages = [m.span() for m in _AGE.finditer(text)] + [(s.start, s.end) for s in note.spans if s.label == Label.AGE]
     sensitive = [(m.start, m.end) for m in matches] + numbers + ages
@@ -193,11 +203,22 @@ def _retention(note: Note, output: str, offsets: OffsetMap, vocab: Any, message:
         jsc=jsc(po, pd, o.jsc_threshold), nsdcg=nsdcg(lo, ld, o.nsdcg_k),
         medical_terms=len(matches), medical_terms_kept=terms_kept,
         medical_term_retention=terms_kept / len(matches) if matches else None,
-        numbers=len(numbers), numbers_kept=numbers_kept,
-        number_retention=numbers_kept / len(numbers) if numbers else None,
+        numbers=num.counted, numbers_kept=num.kept, numbers_lost=num.lost, numbers_lost_clinical=num.lost_clinical,
+        numbers_removed=num.removed, number_retention=num.retention,
+        words=wrd.counted, words_kept=wrd.kept, words_lost=wrd.lost, words_lost_clinical=wrd.lost_clinical,
+        words_removed=wrd.removed, word_retention=wrd.retention,
         chunk_tokens=o.chunk_tokens, chunks=chunks.chunks, chunks_changed=chunks.changed,
         chunks_clinical=chunks.clinical, cire=chunks.cire, cire_judge=judge.name if judge is not None else "rules",
     )
+
+
+@functools.lru_cache(maxsize=4)
+def _clinical_words(cache_dir: Path | None) -> Any:
+    """The clinical-word filter, built once per process and cache folder (it reads the ICD-10-CM and HPO
+    texts: seconds)."""
+    from dictionaries.jargon import clinical_words
+
+    return clinical_words(cache_dir)
 
 
 def _load_plugin(spec: str, ctx: BuildContext) -> Any:
@@ -243,6 +264,8 @@ class Metrics:
         classifier: str = "concepts"
         #: "rules" or "package.module:factory" (factory(ctx) -> ChunkJudge, e.g. an LLM judge)
         cire_judge: str = "rules"
+        #: residual-risk score from which a note is flagged ``risky`` (the LLM step's gate)
+        risky_score: float = Field(default=RISKY_SCORE, ge=0.0, le=1.0)
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         from dictionaries.medical import medical_vocabulary
@@ -258,8 +281,11 @@ class Metrics:
             min_chars=config.min_entity_chars,
             jsc_threshold=config.jsc_threshold, nsdcg_k=config.nsdcg_k, chunk_tokens=config.chunk_tokens,
             dropped_dictionary=config.dropped_dictionary, repeats=config.repeats, leaks=config.leaks,
-            redact_providers=ctx.policy.redact_providers,
+            redact_providers=ctx.policy.redact_providers, common_word_zipf=ctx.policy.common_word_zipf,
+            risky_score=config.risky_score,
         )
+        cache_dir = ctx.cache_dir
+        self.words = WordJudge(ctx.policy.common_word_zipf, lambda: _clinical_words(cache_dir))
         self.classifier: ClinicalClassifier = ConceptClassifier(self.vocab)
         if config.classifier != "concepts":
             self.classifier = cast(ClinicalClassifier, _load_plugin(config.classifier, ctx))
@@ -292,7 +318,7 @@ class Metrics:
             except Exception as exc:  # noqa: BLE001 - metrics inform; they must never send a clean note to the DLQ
                 logger.warning("metrics: measuring a note failed (%s); counts only", type(exc).__name__)
                 metrics = compute_note_metrics(n.replace(output=None), vocab=self.vocab, versions=versions,
-                                               options=self.options)
+                                               options=self.options, words=self.words)
             out.append(n.replace(metrics=metrics))
         return out
 
@@ -303,4 +329,4 @@ class Metrics:
             message_spans = find_message_identifiers(note.text, inp)
         return compute_note_metrics(note, vocab=self.vocab, versions=versions or self.versions(),
                                     options=self.options, classifier=self.classifier, judge=self.judge,
-                                    message_spans=message_spans)
+                                    message_spans=message_spans, words=self.words)

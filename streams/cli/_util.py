@@ -223,3 +223,31 @@ def percentile(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def metrics_summary(payload: dict[str, Any]) -> str | None:
+    """One line of a ``notes.metrics`` record's NoteMetrics (numbers only, no text): retention of numbers and
+    words with what was lost and what was removed for a reason, the residual risk, and the recall proxy.
+    None when the record carries no NoteMetrics (the metrics step did not run)."""
+    m = payload.get("metrics") if isinstance(payload.get("metrics"), dict) else None
+    if m is None:
+        return None
+
+    def f(x: Any) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    parts = [f"metrics v{m.get('metrics_version', '?')}"]
+    r = m.get("retention")
+    if r:
+        parts.append(f"numbers {f(r.get('number_retention'))} (kept {r.get('numbers_kept')}, lost "
+                     f"{r.get('numbers_lost')}, removed for a reason {r.get('numbers_removed')})")
+        parts.append(f"words {f(r.get('word_retention'))} (lost {r.get('words_lost')}, clinical "
+                     f"{r.get('words_lost_clinical')}, removed for a reason {r.get('words_removed')})")
+    k = m.get("risk")
+    if k:
+        parts.append(f"risk {f(k.get('score'))} (expected {f(k.get('expected'))} missed"
+                     f"{', RISKY' if k.get('risky') else ''})")
+    p = m.get("recall")
+    if p:
+        parts.append(f"recall proxy LR {f(p.get('lr'))} of {p.get('known')} known")
+    return "; ".join(parts)

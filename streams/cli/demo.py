@@ -251,6 +251,7 @@ def _print_summary(console: Console, records: list[RawRecord], watched: dict[str
         t.add_row(" ".join(f"{k}:{v}" for k, v in labels.most_common()),
                   " ".join(f"{k}:{statistics.mean(v):.2f}" for k, v in stage.items()))
         console.print(t)
+        _print_quality(console, metrics)
     lat = watched["latencies"]
     if lat:
         console.print(f"end-to-end latency (broker timestamps, includes worker start-up): p50 {percentile(lat, .5):.0f} ms,"
@@ -265,6 +266,36 @@ def _print_summary(console: Console, records: list[RawRecord], watched: dict[str
     if spans:
         console.print("OpenTelemetry spans (console exporter): "
                       + ", ".join(f"{k} x{v}" for k, v in spans.most_common()), highlight=False)
+
+
+def _print_quality(console: Console, records: list[dict[str, Any]]) -> None:
+    """The NoteMetrics of each note: retention with what was lost and what was removed for a reason, and the
+    residual risk of missed identifiers (the one-line form is ``deidstream consume notes.metrics``'s)."""
+    rows = [(r.get("note_pseudonym") or "-", r["metrics"]) for r in records if isinstance(r.get("metrics"), dict)]
+    if not rows:
+        return
+    t = Table(title="quality per note (notes.metrics, NoteMetrics)")
+    for col in ("note", "number retention", "numbers lost / removed", "word retention", "words lost / removed",
+                "risk score", "risky"):
+        t.add_column(col)
+
+    def f(x: Any) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    risks, risky = [], 0
+    for pseudonym, m in rows:
+        r, k = m.get("retention") or {}, m.get("risk") or {}
+        t.add_row(str(pseudonym)[:12], f(r.get("number_retention")),
+                  f"{r.get('numbers_lost', '-')} / {r.get('numbers_removed', '-')}", f(r.get("word_retention")),
+                  f"{r.get('words_lost', '-')} / {r.get('words_removed', '-')}", f(k.get("score")),
+                  "yes" if k.get("risky") else "no")
+        if k.get("score") is not None:
+            risks.append(float(k["score"]))
+            risky += bool(k.get("risky"))
+    console.print(t)
+    if risks:
+        console.print(f"residual risk: mean score {statistics.mean(risks):.3f}, risky notes {risky} of {len(risks)}",
+                      highlight=False)
 
 
 # -- samples: the same pipeline offline (no broker) ----------------------------------------------------------

@@ -181,6 +181,8 @@ def note_rows(result: EvalResult, gold_notes: Sequence[GoldNote], notes: Sequenc
             # the truth the retention metrics estimate: gold non-identifier tokens the output kept
             "number_retention_true": 1 - c.numbers_changed / c.number_tokens if c.number_tokens else None,
             "word_retention_true": 1 - c.words_changed / c.word_tokens if c.word_tokens else None,
+            # the truth the residual-risk score estimates: gold identifiers the output did not fully remove
+            "missed_entities": c.entities - c.entities_found,
         }
         note = by_id.get(g.id)
         m = note.metrics if note is not None else None
@@ -190,7 +192,14 @@ def note_rows(result: EvalResult, gold_notes: Sequence[GoldNote], notes: Sequenc
                 row.update(lr=r.lr, lrdi=r.lrdi, lrqi=r.lrqi, alid=r.alid, known=r.known, verbatim=r.verbatim)
             if k is not None:
                 row.update(jsc=k.jsc, nsdcg=k.nsdcg, cire=k.cire, medical_term_retention=k.medical_term_retention,
-                           number_retention=k.number_retention, medical_terms=k.medical_terms)
+                           number_retention=k.number_retention, medical_terms=k.medical_terms,
+                           word_retention=k.word_retention, numbers_lost=k.numbers_lost,
+                           numbers_removed=k.numbers_removed, words_lost=k.words_lost, words_removed=k.words_removed)
+            if m.risk is not None:
+                row.update(risk_score=m.risk.score, risk_expected=m.risk.expected, risky=m.risk.risky,
+                           risk_names=m.risk.names, risk_proper_nouns=m.risk.proper_nouns,
+                           risk_identifier_numbers=m.risk.identifier_numbers, risk_rejected_mass=m.risk.rejected_mass,
+                           risk_ner_mass=m.risk.ner_mass, kchars=m.risk.kchars, risk_detected=m.risk.detected)
             row["leak"] = note.leak
             offsets = OffsetMap.for_note(note.text, note.output, note.replacements)
             ents = [Entity(s.start, s.end, s.label, is_direct(s.label, s.subtype)) for s in g.spans]

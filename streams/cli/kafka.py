@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from streams.cli._util import EXIT_FAILED, ConfigOpt, err, fail, load_settings
+from streams.cli._util import EXIT_FAILED, ConfigOpt, err, fail, load_settings, metrics_summary
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -136,9 +136,20 @@ async def _consume(settings: Settings, topic: str, max_records: int, idle_s: flo
                         out.rule(f"{topic} p{r.partition} @{r.offset}")
                         out.print(headers, highlight=False)
                         out.print(value, markup=False, highlight=False)
+                        line = _metrics_line(value)
+                        if line is not None:  # a notes.metrics record: its NoteMetrics in one line
+                            out.print(line, markup=False, highlight=False)
     finally:
         await consumer.stop()
     err.print(f"{n} records", highlight=False)
+
+
+def _metrics_line(value: str | None) -> str | None:
+    try:
+        data = json.loads(value) if value else None
+    except ValueError:
+        return None
+    return metrics_summary(data) if isinstance(data, dict) else None
 
 
 def _when(value: str | None) -> datetime | None:

@@ -16,6 +16,7 @@ from stream_helpers import header
 from processors.pipeline import Pipeline, PipelineConfig
 from streams import telemetry
 from streams.broker import produce, read_topic
+from streams.cli.kafka import _consume
 from streams.codec import SOURCE_HEADER, RawRecord
 from streams.replay import compare_topics, replay, replay_topics
 from streams.settings import KafkaSettings, Settings, TelemetrySettings, TopicSettings
@@ -46,8 +47,8 @@ def processors() -> dict[str, BatchProcessor]:
     def make(steps: tuple[str, ...]) -> BatchProcessor:
         return BatchProcessor(Pipeline.from_config(PipelineConfig(steps=steps)))
 
-    return {"v1": make(("regex", "dictionary", "ensemble", "transform", "leakcheck")),
-            "v2": make(("ensemble", "transform"))}
+    return {"v1": make(("regex", "dictionary", "ensemble", "transform", "leakcheck", "metrics")),
+            "v2": make(("ensemble", "transform", "metrics"))}
 
 
 @pytest.fixture
@@ -71,7 +72,7 @@ def _attribute_text(exporter: InMemorySpanExporter) -> str:
 
 def test_when_a_range_is_replayed_then_a_versioned_topic_holds_it_and_compare_shows_the_changes(
     kafka: KafkaSettings, topics: TopicSettings, processors: dict[str, BatchProcessor],
-    spans: InMemorySpanExporter, caplog: pytest.LogCaptureFixture,
+    spans: InMemorySpanExporter, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str],
 ) -> None:
     placed = asyncio.run(produce(kafka, topics.raw, _notes()))
     settings = Settings(kafka=kafka, topics=topics)
@@ -91,7 +92,20 @@ def test_when_a_range_is_replayed_then_a_versioned_topic_holds_it_and_compare_sh
     assert len(report.diffs) == 3 and not report.only_a and not report.only_b and report.same == 0
     assert all(d.spans_removed and not d.spans_added and d.text_changed for d in report.diffs)
     assert all(d.metrics_changed.get("n_spans", [0, 0])[1] == 0 for d in report.diffs)
+    # the per-note metrics (NoteMetrics v2) are diffed field by field: the residual risk and the retention
+    # counts moved, timings never count as a change
+    for d in report.diffs:
+        assert d.metrics_changed["metrics.risk.detected"][1] == 0 < d.metrics_changed["metrics.risk.detected"][0]
+        assert "metrics.retention.words_removed" in d.metrics_changed
+        assert not any("stage_ms" in k or "total_ms" in k for k in d.metrics_changed)
     assert same.same == 3 and not same.diffs
+
+    # `deidstream consume` on a metrics topic shows each note's NoteMetrics in one line, without note text
+    capsys.readouterr()
+    asyncio.run(_consume(settings, replay_topics(out_v1)["metrics"], 10, 2.0, False))
+    shown = capsys.readouterr().out
+    assert shown.count("metrics v2; numbers ") == 3 and shown.count("; risk ") == 3 and "removed for a reason" in shown
+    assert not any(ident in shown for ident in IDENTIFIERS[:-1])
 
     deid = asyncio.run(read_topic(kafka, replay_topics(out_v1)["deid"]))
     dlq = asyncio.run(read_topic(kafka, replay_topics(out_v1)["dlq"]))

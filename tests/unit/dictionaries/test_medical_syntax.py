@@ -13,6 +13,7 @@ from dictionaries.medical import medical_vocabulary
 from dictionaries.medical_syntax import (
     SYNTAX_PATTERNS,
     clinical_measures,
+    identifier_cue,
     measurement_value,
     parse_measures,
     syntax_spans,
@@ -209,3 +210,35 @@ def test_when_measures_file_is_parsed_then_flags_and_comments_are_read() -> None
     parsed = parse_measures("# comment\n[label]\nCPAP\tpair\nHR\n\n[unit]\nmmHg\n")
     assert parsed == {"label": [("CPAP", frozenset({"pair"})), ("HR", frozenset())],
                       "unit": [("mmHg", frozenset())]}
+
+
+# ------------------------------------------------------------------------------ identifier cues
+
+@pytest.mark.parametrize("text, surface, expected", [
+    ("DOB 04/13/1931 noted", "04/13/1931", "id-cue"),
+    ("seen 7/22/2019 in clinic", "7/22/2019", "date"),
+    ("follow up on 8/12 with labs", "8/12", "date"),
+    ("since March 21 at home", "21", "date"),
+    ("Smith (934) 364-2389 cell", "(934) 364-2389", "phone"),
+    ("reached at 555-1234 x", "555-1234", "id-cue"),
+    ("a 555-1234 entry", "555-1234", "phone"),
+    ("MRN 1234 on file", "1234", "id-cue"),
+    ("acct 02139876 billing", "02139876", "id-cue"),
+    ("code 02139876 billing", "02139876", "long-digits"),
+    ("pt is 92 yo and well", "92", "age"),
+    ("lives at 12 Oak Street alone", "12 Oak Street", "address"),
+    ("mail jo@example.org today", "jo@example.org", "address"),
+    ("seen on the 12th again", "12th", "date"),
+    # no identifier cue: measurements, clock times, decimals, ranges
+    ("CPAP 5/5 overnight", "5/5", None),
+    ("BP 120/80 sitting", "120/80", None),
+    ("meds given at 0730 today", "0730", None),
+    ("shift 7a-7p uneventful", "7a-7p", None),
+    ("K 4.0 this am", "4.0", None),
+    ("HR 80-100 NSR", "80-100", None),
+    ("pt is 72 yo and well", "72", None),
+])
+def test_when_a_span_holds_numbers_then_identifier_cue_says_why_they_are_an_identifier(
+        text: str, surface: str, expected: str | None) -> None:
+    start = text.index(surface)
+    assert identifier_cue(text, start, start + len(surface)) == expected

@@ -12,7 +12,7 @@ from paths import DATA
 from typer.testing import CliRunner
 
 from streams.cli import app
-from streams.cli._util import EXIT_SOME_FAILED
+from streams.cli._util import EXIT_SOME_FAILED, metrics_summary
 
 DATA = DATA / "cli"
 #: identifiers of the test notes; none may appear in anything the program emitted except the output text fields
@@ -104,3 +104,15 @@ def test_no_identifier_in_logs_or_errors(runner: CliRunner, tmp_path: Path, capl
     blob = "\n".join(emitted)
     leaked = [i for i in IDENTIFIERS if i in blob]
     assert not leaked, f"identifiers in emitted logs/errors: {len(leaked)}"
+
+
+def test_when_a_metrics_record_is_summarised_then_the_new_fields_are_in_one_line() -> None:
+    record = {"n_spans": 2, "metrics": {
+        "metrics_version": "2",
+        "retention": {"number_retention": 0.9, "numbers_kept": 9, "numbers_lost": 1, "numbers_removed": 2,
+                      "word_retention": 0.98, "words_lost": 3, "words_lost_clinical": 2, "words_removed": 4},
+        "risk": {"score": 0.25, "expected": 0.2877, "risky": True}, "recall": {"lr": 100.0, "known": 3}}}
+    assert metrics_summary(record) == (
+        "metrics v2; numbers 0.900 (kept 9, lost 1, removed for a reason 2); words 0.980 (lost 3, clinical 2, "
+        "removed for a reason 4); risk 0.250 (expected 0.288 missed, RISKY); recall proxy LR 100.000 of 3 known")
+    assert metrics_summary({"n_spans": 2}) is None  # no metrics step: nothing to summarise

@@ -5,7 +5,13 @@ from __future__ import annotations
 import base64
 import binascii
 
-from processors.evaluation.plots import plot_distributions, plot_label_recall, plot_proxy_vs_recall
+from processors.evaluation.plots import (
+    plot_distributions,
+    plot_estimates_vs_truth,
+    plot_label_recall,
+    plot_proxy_vs_recall,
+)
+from processors.evaluation.report import summarise
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -29,3 +35,7 @@ def test_when_plots_are_drawn_then_each_is_a_base64_png() -> None:
     assert _is_png(plot_distributions(ROWS))
     assert _is_png(plot_proxy_vs_recall(ROWS, {"pearson": 1.0, "spearman": None}))
     assert _is_png(plot_proxy_vs_recall([], {}))
+    rows = [{**r, "number_retention": 1 - k / 20, "number_retention_true": 1 - k / 18, "word_retention": 0.99,
+             "word_retention_true": 0.98, "risk_score": k / 10, "risk_expected": k / 5, "missed_entities": k % 3}
+            for k, r in enumerate(ROWS)]
+    assert _is_png(plot_estimates_vs_truth(rows, summarise(rows)))

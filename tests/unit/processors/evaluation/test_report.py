@@ -116,6 +116,13 @@ def test_when_eval_runs_then_cir_and_recall_proxy_are_summarised(report: dict[st
     truth = s["retention_vs_truth"]["number_retention"]
     assert truth["n"] > 20 and 0 <= truth["mean_truth"] <= 1 and 0 <= truth["mean_estimate"] <= 1
     assert all(r["number_retention_true"] is None or 0 <= r["number_retention_true"] <= 1 for r in rows)
+    words = s["retention_vs_truth"]["word_retention"]
+    assert words["n"] == 30 and 0 <= words["mean_estimate"] <= 1 and 0 <= words["mean_truth"] <= 1
+    # the residual-risk score on every note, against the gold identifiers the output did not fully remove
+    risk = s["risk_vs_truth"]
+    assert risk["notes"] == 30 and risk["notes_with_missed"] == sum(1 for r in rows if r["missed_entities"] > 0)
+    assert all(0 <= r["risk_score"] <= 1 and r["risk_expected"] >= 0 for r in rows)
+    assert risk["auroc"] is None or 0 <= risk["auroc"] <= 1
     # lr_gold is the string-based recall over gold entities; both it and LR are percentages
     assert all(0 <= r["lr_gold"] <= 100 for r in rows if r.get("lr_gold") is not None)
     assert report["versions"]["dictionaries"]["medical"].startswith("med-")
@@ -130,9 +137,10 @@ def test_when_judges_run_then_the_panel_is_reported(report: dict[str, Any]) -> N
 
 def test_when_eval_runs_then_the_html_report_is_self_contained(report_dir: Path) -> None:
     page = (report_dir / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 3
+    assert page.count("data:image/png;base64,") == 4
     assert "<script" not in page and "http://" not in page and "https://" not in page
     assert "Per label" in page and "Pearson" in page and "Judge panel" in page
+    assert "No-gold estimates against the truth from gold" in page and "AUROC (missed identifier)" in page
 
 
 def test_when_predictions_are_given_then_a_single_entity_judge_matches_entity_recall(
@@ -231,6 +239,29 @@ def test_when_rows_are_summarised_then_means_and_shares_are_hand_values() -> Non
     assert corr["n"] == 3 and corr["spearman"] == pytest.approx(1.0) and corr["pearson"] > 0.9
     assert corr["mean_abs_diff"] == pytest.approx(0.1 / 3)
     assert correlation(rows, "lr", "entity_recall", 0.01)["n"] == 2
+
+
+def test_when_estimates_are_compared_with_the_truth_then_the_summary_holds_hand_values() -> None:
+    rows = [
+        {"number_retention": 1.0, "number_retention_true": 0.9, "word_retention": 0.99, "word_retention_true": 1.0,
+         "risk_score": 0.1, "risk_expected": 0.1, "risky": False, "missed_entities": 0},
+        {"number_retention": 0.8, "number_retention_true": 0.7, "word_retention": 0.9, "word_retention_true": 0.8,
+         "risk_score": 0.6, "risk_expected": 0.9, "risky": True, "missed_entities": 2},
+        {"number_retention": None, "number_retention_true": 1.0, "word_retention": 0.95, "word_retention_true": 0.9,
+         "risk_score": 0.3, "risk_expected": 0.4, "risky": False, "missed_entities": 1},
+        {"number_retention": 0.9, "number_retention_true": 0.85, "word_retention": 1.0, "word_retention_true": 1.0,
+         "risk_score": 0.2, "risk_expected": 0.2, "risky": True, "missed_entities": 0},
+    ]
+    s = summarise(rows)
+    num = s["retention_vs_truth"]["number_retention"]
+    # the means are over the notes where both are defined (not the third)
+    assert num["n"] == 3 and num["mean_estimate"] == pytest.approx(0.9) and num["mean_truth"] == pytest.approx(0.8166667)
+    assert num["spearman"] == pytest.approx(1.0) and num["mean_abs_diff"] == pytest.approx(0.25 / 3)
+    risk = s["risk_vs_truth"]
+    # positives score 0.6 and 0.3, negatives 0.1 and 0.2: every pair ordered right
+    assert risk["auroc"] == pytest.approx(1.0) and risk["notes_with_missed"] == 2
+    assert risk["risky_share"] == 0.5 and risk["missed_notes_flagged"] == 0.5
+    assert risk["expected_vs_missed"]["mean_truth"] == 0.75
 
 
 def test_when_a_report_has_no_metrics_then_the_html_still_renders() -> None:

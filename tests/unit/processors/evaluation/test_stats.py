@@ -10,6 +10,7 @@ import pytest
 
 from processors.evaluation.stats import (
     QUANTILE_METHOD,
+    auroc,
     bootstrap_ci,
     f1,
     pearson,
@@ -139,3 +140,15 @@ def test_when_series_are_given_then_pearson_and_spearman_match_hand_values() -> 
 ])
 def test_when_a_correlation_is_undefined_then_it_is_none(xs: list[float], ys: list[float]) -> None:
     assert pearson(xs, ys) is None and spearman(xs, ys) is None
+
+
+@pytest.mark.parametrize("scores, positive, expected", [
+    ([0.1, 0.4, 0.35, 0.8], [False, False, True, True], 0.75),  # 3 of the 4 (pos, neg) pairs ordered right
+    ([0.2, 0.2, 0.9], [False, True, True], 0.75),               # a tie counts half
+    ([0.9, 0.1], [False, True], 0.0),
+    ([0.3, 0.4], [True, True], None),                           # one class only
+])
+def test_when_scores_rank_positives_then_auroc_is_the_share_of_pairs_ordered_right(
+        scores: list[float], positive: list[bool], expected: float | None) -> None:
+    got = auroc(scores, positive)
+    assert got == (pytest.approx(expected) if expected is not None else None)

@@ -10,11 +10,9 @@ from typing import Any
 import pytest
 from span_items import make_span as _span
 
-from dictionaries.medical import medical_syntax_spans
 from processors.metrics.cir import (
     ArrayClassifier,
     cire,
-    clinical_numbers,
     concept_weights,
     jsc,
     nsdcg,
@@ -88,25 +86,6 @@ def test_when_a_real_classifier_returns_logits_then_the_adapter_maps_them_to_cla
 
 
 # ------------------------------------------------------------------------------------------ numbers / CIRE
-
-def _syntax(text: str, a: int, b: int) -> list[tuple[int, int, str]]:
-    return medical_syntax_spans(text, frozenset(), start=a, end=b)
-
-
-@pytest.mark.parametrize("text, identifiers, expected", [
-    # 13.1 is outside every identifier; 7, 22, 2019 are a date; 12345 an MRN
-    ("Hgb 13.1 on 7/22/2019, MRN 12345.", [(12, 21), (27, 32)], ["13.1"]),
-    # a wrong identifier over a lab value: medical syntax ("Hgb 13.1") keeps it clinical
-    ("Hgb 13.1 on 7/22/2019, MRN 12345.", [(4, 8), (12, 21), (27, 32)], ["13.1"]),
-    ("Lasix 40 mg daily, seen 3/4.", [(6, 8), (24, 27)], ["40"]),  # "40 mg" is a dose; 3/4 a date
-    ("No numbers here.", [], []),
-    ("NPI 2817838255\ncc: Dr Lee", [(4, 14)], []),       # "2817838255\ncc" is no dose across a line break
-    ("Signed 08-APR-2018 @ 1105", [(7, 25)], []),       # a time inside a date-time identifier
-])
-def test_when_numbers_sit_in_identifiers_then_only_medical_syntax_keeps_them_clinical(
-        text: str, identifiers: list[tuple[int, int]], expected: list[str]) -> None:
-    assert [text[a:b] for a, b in clinical_numbers(text, identifiers, _syntax)] == expected
-
 
 @pytest.mark.parametrize("text, spans, expected", [
     ("See https://mychart.example.org/login. Lasix 40 mg.", [(4, 37, "URL")], ["lasix"]),  # part of a URL
