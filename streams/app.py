@@ -24,6 +24,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Awaitable
 from typing import Any
 
@@ -200,6 +201,9 @@ def create_app(settings: Settings, processor: BatchProcessor, health: Health | N
         value_serializer="raw",
         autodiscover=False,
         store="memory://",
+        # faust makes "<group>-data" in its working directory by default; tables are in memory here, so a
+        # private temp directory (a read-only root filesystem leaves /tmp as the writable place)
+        datadir=tempfile.mkdtemp(prefix="deidstream-faust-"),
         producer_acks=-1 if kafka.acks == "all" else int(kafka.acks),
         producer_max_request_size=kafka.max_request_bytes,
         producer_request_timeout=kafka.request_timeout_s,
