@@ -33,7 +33,7 @@ from schemas.models import NoteIn
 from streams import telemetry
 from streams.broker import ssl_context
 from streams.codec import InRecord, normalize_headers
-from streams.health import Health, LagTracker
+from streams.health import BrokerWatch, Health, LagTracker
 from streams.settings import KafkaSettings, Settings
 from streams.worker import BatchProcessor, DeliveryError, OutRecord, finish_batch, process_batch
 
@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 #: Exit code when outputs could not be delivered (EX_TEMPFAIL: a supervisor should restart the worker).
 EXIT_DELIVERY_FAILED = 75
+#: Exit code when no Kafka bootstrap server accepted a connection for worker.broker_timeout_s (EX_UNAVAILABLE).
+EXIT_BROKER_UNAVAILABLE = 69
 
 
 async def _finish_uncancelled(job: asyncio.Future[Any], n_records: int) -> bool:
@@ -298,6 +300,25 @@ def _add_health(app: Any, settings: Settings, health: Health, lag: LagTracker) -
             logger.debug("lag sample failed (%s)", type(exc).__name__)
 
     app.timer(settings.health.lag_interval_s, name="deidstream.lag")(lag_timer)
+
+    watch = BrokerWatch(settings.kafka.servers(), timeout_s=settings.worker.broker_timeout_s)
+
+    async def broker_timer() -> None:
+        down_s = watch.observe(await watch.reachable())
+        health.broker_reachable = down_s == 0.0
+        if down_s:
+            logger.warning("no Kafka bootstrap server reachable for %.0f s (exit after %.0f s)", down_s,
+                           watch.timeout_s)
+        if watch.expired(down_s):
+            # the Kafka clients would retry forever; a supervisor restarts the worker, and the uncommitted
+            # batch is redelivered then. os._exit: a clean faust shutdown would wait on the dead brokers.
+            logger.critical("Kafka unreachable: no bootstrap server (%s) accepted a connection for %.0f s "
+                            "(worker.broker_timeout_s); exiting with code %d", ",".join(watch.servers), down_s,
+                            EXIT_BROKER_UNAVAILABLE)
+            telemetry.shutdown()
+            os._exit(EXIT_BROKER_UNAVAILABLE)
+
+    app.timer(min(5.0, max(settings.worker.broker_timeout_s / 4, 0.5)), name="deidstream.broker")(broker_timer)
     telemetry.observe_consumer_lag(lag.snapshot, group=settings.worker.group_id)
 
     if not settings.health.enabled:

@@ -6,8 +6,8 @@
   timeout also reads as not live.
 - ``GET /readyz``: 200 once the models are loaded and the consumer group has assigned this worker its
   partitions (at least one completed assignment; a worker given zero partitions, when there are more
-  workers than partitions, is still ready: it is a warm standby); 503 before that, while stuck, and
-  once stopping.
+  workers than partitions, is still ready: it is a warm standby); 503 before that, while stuck, while no
+  Kafka bootstrap server accepts a connection, and once stopping.
 
 Bodies are small JSON objects of flags and counts, never keys, offsets of notes or text. Consumer lag per
 partition is sampled on the event loop (:class:`LagTracker`) and exported as the OpenTelemetry gauge
@@ -35,6 +35,7 @@ class Health:
         self._batch_since: float | None = None
         self.models_loaded = False
         self.stopping = False
+        self.broker_reachable = True
         self._assigned: frozenset[TopicPartition] | None = None
 
     # -- what the worker reports ----------------------------------------------------------------------------
@@ -70,10 +71,48 @@ class Health:
         with self._lock:
             assigned = self._assigned
         joined = assigned is not None
-        ready = self.models_loaded and joined and live and not self.stopping
+        ready = self.models_loaded and joined and live and not self.stopping and self.broker_reachable
         return ready, {"status": "ready" if ready else "not ready", "models_loaded": self.models_loaded,
                        "group_joined": joined, "partitions": len(assigned or ()), "live": live,
-                       "stopping": self.stopping}
+                       "broker_reachable": self.broker_reachable, "stopping": self.stopping}
+
+
+class BrokerWatch:
+    """Whether any bootstrap server accepts a TCP connection, and since when none has. The worker exits when
+    that lasts longer than ``worker.broker_timeout_s`` (Kafka clients retry forever otherwise)."""
+
+    def __init__(self, servers: list[str], *, timeout_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.servers = servers
+        self.timeout_s = timeout_s
+        self._clock = clock
+        self.down_since: float | None = None
+
+    async def reachable(self, connect_timeout_s: float = 3.0) -> bool:
+        import asyncio
+
+        for server in self.servers:
+            host, _, port = server.rpartition(":")
+            try:
+                _, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port)),
+                                                   connect_timeout_s)
+            except (OSError, ValueError, TimeoutError):
+                continue
+            writer.close()
+            return True
+        return False
+
+    def observe(self, reachable: bool) -> float:
+        """Record a probe; returns how long the brokers have been unreachable (0 when reachable)."""
+        now = self._clock()
+        if reachable:
+            self.down_since = None
+            return 0.0
+        if self.down_since is None:
+            self.down_since = now
+        return now - self.down_since
+
+    def expired(self, down_s: float) -> bool:
+        return down_s > self.timeout_s
 
 
 class LagTracker:

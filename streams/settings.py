@@ -97,6 +97,9 @@ class WorkerSettings(BaseModel):
     #: How long a batch's outputs may fail to be acknowledged before the worker exits (without
     #: committing: the batch is redelivered after restart).
     send_timeout_s: float = Field(default=120.0, gt=0)
+    #: No bootstrap server accepting connections for this long: the worker exits (code 69) with a message
+    #: instead of retrying forever; its uncommitted batch is redelivered after the restart.
+    broker_timeout_s: float = Field(default=300.0, gt=0)
 
 
 class HealthSettings(BaseModel):

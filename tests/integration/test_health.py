@@ -122,3 +122,37 @@ def test_when_a_batch_runs_past_the_limit_then_not_live_and_lag_is_exported_per_
     assert max(v for _, _, v in points) > 0, "the backlog never showed as lag"
     last = {part: v for _, part, v in sorted(points)}
     assert last == {"0": 0, "1": 0, "2": 0, "3": 0}
+
+
+def test_when_the_broker_never_comes_back_then_the_worker_exits_with_a_clear_message(
+    tmp_path: Path, start_worker: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from streams.broker import EmbeddedBroker, create_topics
+
+    # a broker of its own (the session's broker stays up); the fixtures' topics are created on it
+    own = EmbeddedBroker(log_path=tmp_path / "own.log").start()
+    try:
+        kafka = own.kafka_settings()
+        asyncio.run(create_topics(kafka, ["notes.raw", "notes.deid", "notes.metrics", "notes.dlq",
+                                          "notes.quarantine"]))
+        worker: WorkerProc = start_worker(steps=LIGHT_STEPS, DEID_KAFKA__BOOTSTRAP_SERVERS=own.bootstrap,
+                                          DEID_TOPICS__RAW="notes.raw", DEID_TOPICS__DEID="notes.deid",
+                                          DEID_TOPICS__METRICS="notes.metrics", DEID_TOPICS__DLQ="notes.dlq",
+                                          DEID_TOPICS__QUARANTINE="notes.quarantine",
+                                          DEID_WORKER__BROKER_TIMEOUT_S="8")
+        deadline = time.monotonic() + 90
+        while probe(worker.health_port, "/readyz")[0] != 200:
+            assert time.monotonic() < deadline and worker.proc.poll() is None, worker.text()[-3000:]
+            time.sleep(0.2)
+    finally:
+        own.stop()
+    down = time.monotonic()
+    saw_unready = False
+    while worker.proc.poll() is None:
+        status, body = probe(worker.health_port, "/readyz")
+        saw_unready |= status == 503 and body.get("broker_reachable") is False
+        assert time.monotonic() - down < 60, "the worker hangs on a dead broker"
+        time.sleep(0.3)
+    assert worker.proc.returncode == 69
+    assert saw_unready
+    assert "Kafka unreachable: no bootstrap server" in worker.text()

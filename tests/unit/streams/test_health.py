@@ -61,3 +61,34 @@ def test_lag_is_end_minus_committed_and_revoked_partitions_leave_the_snapshot() 
     assert lag.snapshot() == {("raw", 0): 15, ("raw", 1): 0}
     lag.revoked([("raw", 0)])
     assert lag.snapshot() == {("raw", 1): 0} and lag.committed_offset(("raw", 0)) is None
+
+
+def test_broker_watch_counts_time_down_from_the_first_failed_probe_and_resets_on_success() -> None:
+    from streams.health import BrokerWatch
+
+    clock = Clock()
+    watch = BrokerWatch(["127.0.0.1:1"], timeout_s=10.0, clock=clock)
+    assert watch.observe(True) == 0.0
+    assert watch.observe(False) == 0.0
+    clock.now += 6
+    assert watch.observe(False) == 6.0 and not watch.expired(6.0)
+    clock.now += 5
+    down = watch.observe(False)
+    assert down == 11.0 and watch.expired(down)
+    assert watch.observe(True) == 0.0 and watch.down_since is None
+
+
+def test_broker_watch_probe_fails_on_a_closed_port_and_succeeds_on_a_listening_one() -> None:
+    import asyncio
+    import socket
+
+    from streams.broker import free_port
+    from streams.health import BrokerWatch
+
+    assert asyncio.run(BrokerWatch([f"127.0.0.1:{free_port()}"], timeout_s=1).reachable(0.5)) is False
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        port = srv.getsockname()[1]
+        servers = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{port}"]
+        assert asyncio.run(BrokerWatch(servers, timeout_s=1).reachable(0.5)) is True
