@@ -14,7 +14,8 @@ acknowledged and committed while batch N+1 is processed (at most one batch waits
   expires, so it is replaced by ``worker.fetch_max_wait_ms``.
 - Health (``streams.health``): faust's web server, with its built-in pages off, serves ``/livez`` and
   ``/readyz`` on ``health.host:health.port``; a timer samples consumer lag per partition for the
-  ``deid.consumer.lag`` gauge.
+  ``deid.consumer.lag`` gauge; another probes the bootstrap servers and exits with code 69 once none has
+  accepted a connection for ``worker.broker_timeout_s`` (the Kafka clients would retry forever).
 """
 
 from __future__ import annotations
