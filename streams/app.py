@@ -12,6 +12,10 @@ acknowledged and committed while batch N+1 is processed (at most one batch waits
   without committing them, so the batch is redelivered after the restart (never dropped).
 - faust hard-codes the consumer's ``fetch_max_wait_ms`` (1500 ms); Tansu answers a fetch only when that
   expires, so it is replaced by ``worker.fetch_max_wait_ms``.
+- Health (``streams.health``): faust's web server, with its built-in pages off, serves ``/livez`` and
+  ``/readyz`` on ``health.host:health.port``; a timer samples consumer lag per partition for the
+  ``deid.consumer.lag`` gauge; another probes the bootstrap servers and exits with code 69 once none has
+  accepted a connection for ``worker.broker_timeout_s`` (the Kafka clients would retry forever).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Awaitable
 from typing import Any
 
@@ -29,6 +34,7 @@ from schemas.models import NoteIn
 from streams import telemetry
 from streams.broker import ssl_context
 from streams.codec import InRecord, normalize_headers
+from streams.health import BrokerWatch, Health, LagTracker
 from streams.settings import KafkaSettings, Settings
 from streams.worker import BatchProcessor, DeliveryError, OutRecord, finish_batch, process_batch
 
@@ -36,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 #: Exit code when outputs could not be delivered (EX_TEMPFAIL: a supervisor should restart the worker).
 EXIT_DELIVERY_FAILED = 75
+#: Exit code when no Kafka bootstrap server accepted a connection for worker.broker_timeout_s (EX_UNAVAILABLE).
+EXIT_BROKER_UNAVAILABLE = 69
 
 
 async def _finish_uncancelled(job: asyncio.Future[Any], n_records: int) -> bool:
@@ -101,7 +109,7 @@ class FaustSender:
         return fut
 
 
-async def commit_offsets(app: Any, records: list[InRecord]) -> None:
+async def commit_offsets(app: Any, records: list[InRecord], lag: LagTracker | None = None) -> None:
     """Commit ``offset + 1`` of the last record of each partition (records are in partition order).
     A failed commit (e.g. the partition moved in a rebalance) only means the batch is redelivered."""
     from faust.types import TP
@@ -118,6 +126,41 @@ async def commit_offsets(app: Any, records: list[InRecord]) -> None:
     logger.debug("committed %s", {f"{tp.topic}:{tp.partition}": o for tp, o in offsets.items()})
     if not ok:
         logger.warning("offset commit not accepted (rebalance?); the batch will be redelivered")
+    elif lag is not None:
+        lag.committed({(tp.topic, tp.partition): o for tp, o in offsets.items()})
+
+
+async def _group_committed(app: Any, tps: list[Any]) -> dict[Any, int]:
+    """The group's committed offsets of ``tps`` (through faust's consumer thread, which owns the aiokafka
+    consumer); a partition the group never committed counts from its earliest offset."""
+    out: dict[Any, int] = {}
+    try:
+        thread = app.consumer._thread  # noqa: SLF001 - faust exposes no committed() of its own
+        consumer = thread._ensure_consumer()  # noqa: SLF001
+        for tp in tps:
+            offset = await thread.call_thread(consumer.committed, tp)
+            if offset is not None and offset >= 0:
+                out[tp] = int(offset)
+    except Exception as exc:  # noqa: BLE001 - lag is telemetry: never break the worker
+        logger.debug("committed offsets unavailable (%s)", type(exc).__name__)
+    missing = [tp for tp in tps if tp not in out]
+    if missing:
+        out.update({tp: int(o) for tp, o in (await app.consumer.earliest_offsets(*missing)).items()})
+    return out
+
+
+async def sample_lag(app: Any, topic: str, lag: LagTracker) -> None:
+    """End offset minus committed offset for each partition of ``topic`` this worker owns."""
+    tps = sorted((tp for tp in app.consumer.assignment() if tp.topic == topic), key=lambda tp: tp.partition)
+    if not tps:
+        lag.update({}, {})
+        return
+    ends = await app.consumer.highwaters(*tps)
+    unknown = [tp for tp in tps if lag.committed_offset((tp.topic, tp.partition)) is None]
+    if unknown:
+        lag.committed({(tp.topic, tp.partition): o for tp, o in (await _group_committed(app, unknown)).items()})
+    committed = {(tp.topic, tp.partition): lag.committed_offset((tp.topic, tp.partition)) or 0 for tp in tps}
+    lag.update({(tp.topic, tp.partition): int(ends[tp]) for tp in tps if ends.get(tp) is not None}, committed)
 
 
 _FETCH_WAIT_MS: list[int] = []
@@ -141,13 +184,17 @@ def _patch_fetch_wait(ms: int) -> None:
     driver.AIOKafkaConsumerThread._create_worker_consumer = create  # type: ignore[method-assign]
 
 
-def create_app(settings: Settings, processor: BatchProcessor) -> Any:
-    """The faust app with one agent reading ``topics.raw``."""
+def create_app(settings: Settings, processor: BatchProcessor, health: Health | None = None) -> Any:
+    """The faust app with one agent reading ``topics.raw``, and the health pages when enabled."""
     import faust
 
     _patch_fetch_wait(settings.worker.fetch_max_wait_ms)
 
-    kafka, w, topics = settings.kafka, settings.worker, settings.topics
+    kafka, w, topics, h = settings.kafka, settings.worker, settings.topics, settings.health
+    if health is None:
+        health = Health(stuck_after_s=h.stuck_after_s)
+        health.models_loaded = True  # the processor exists: its models are loaded
+    lag = LagTracker()
     app = faust.App(
         w.group_id,
         broker=[f"kafka://{s}" for s in kafka.servers()],
@@ -155,9 +202,11 @@ def create_app(settings: Settings, processor: BatchProcessor) -> Any:
         broker_client_id=kafka.client_id,
         key_serializer="raw",
         value_serializer="raw",
-        web_enabled=False,
         autodiscover=False,
         store="memory://",
+        # faust makes "<group>-data" in its working directory by default; tables are in memory here, so a
+        # private temp directory (a read-only root filesystem leaves /tmp as the writable place)
+        datadir=tempfile.mkdtemp(prefix="deidstream-faust-"),
         producer_acks=-1 if kafka.acks == "all" else int(kafka.acks),
         producer_max_request_size=kafka.max_request_bytes,
         producer_request_timeout=kafka.request_timeout_s,
@@ -171,6 +220,16 @@ def create_app(settings: Settings, processor: BatchProcessor) -> Any:
         topic_replication_factor=topics.replication_factor,
         topic_partitions=topics.partitions,
         table_standby_replicas=0,
+        # faust's web server serves only our health pages: its stats/graph/router/table pages are off
+        web_enabled=h.enabled,
+        web_bind=h.host,
+        web_host=h.host,
+        web_port=h.port,
+        web_stats_enabled=False,
+        web_graph_enabled=False,
+        web_router_enabled=False,
+        web_tables_enabled=False,
+        web_metrics_enabled=False,
     )
     raw_topic = app.topic(topics.raw, key_serializer="raw", value_serializer="raw", acks=False)
     sender = FaustSender({role: app.topic(getattr(topics, role), key_serializer="raw", value_serializer="raw")
@@ -180,7 +239,7 @@ def create_app(settings: Settings, processor: BatchProcessor) -> Any:
         if previous is not None:
             await previous  # commits stay in batch order
         await finish_batch(result, sender, send_timeout_s=w.send_timeout_s)
-        await commit_offsets(app, records)
+        await commit_offsets(app, records, lag)
 
     async def deid_agent(stream: Any) -> None:
         # Batch N's outputs are acknowledged and its offsets committed while batch N+1 is processed; at most
@@ -192,7 +251,9 @@ def create_app(settings: Settings, processor: BatchProcessor) -> Any:
                 records = [record_from_event(e) for e in events]
                 if logger.isEnabledFor(logging.DEBUG):
                     logger.debug("batch %s", [f"{r.partition}:{r.offset}" for r in records])
+                health.batch_started()
                 job = asyncio.ensure_future(process_batch(processor, records))
+                job.add_done_callback(lambda _job: health.batch_finished())
                 cancelled = await _finish_uncancelled(job, len(records)) or cancelled
                 _exit_on_failure(job)
                 previous = pending
@@ -206,6 +267,7 @@ def create_app(settings: Settings, processor: BatchProcessor) -> Any:
             cancelled = True
             raise
         finally:
+            health.stopping = True
             if pending is not None:
                 if cancelled and not pending.done():
                     logger.info("stopping: waiting for the last batch's outputs to be acknowledged")
@@ -213,7 +275,67 @@ def create_app(settings: Settings, processor: BatchProcessor) -> Any:
                 _exit_on_failure(pending)
 
     app.agent(raw_topic, name="deidstream.deid", concurrency=1)(deid_agent)
+    _add_health(app, settings, health, lag)
     return app
+
+
+def _add_health(app: Any, settings: Settings, health: Health, lag: LagTracker) -> None:
+    """Probe pages, assignment tracking and the lag sampler."""
+    raw = settings.topics.raw
+
+    async def on_assigned(sender: Any, assigned: Any, **kwargs: Any) -> None:
+        health.assigned((tp.topic, tp.partition) for tp in assigned if tp.topic == raw)
+        logger.info("assigned %d partitions of the input topic",
+                    sum(1 for tp in assigned if tp.topic == raw))
+
+    async def on_revoked(sender: Any, revoked: Any, **kwargs: Any) -> None:
+        lag.revoked((tp.topic, tp.partition) for tp in revoked)
+
+    app.on_partitions_assigned.connect(on_assigned)
+    app.on_partitions_revoked.connect(on_revoked)
+
+    async def lag_timer() -> None:
+        try:
+            await sample_lag(app, raw, lag)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks processing
+            logger.debug("lag sample failed (%s)", type(exc).__name__)
+
+    app.timer(settings.health.lag_interval_s, name="deidstream.lag")(lag_timer)
+
+    watch = BrokerWatch(settings.kafka.servers(), timeout_s=settings.worker.broker_timeout_s)
+
+    async def broker_timer() -> None:
+        down_s = watch.observe(await watch.reachable())
+        health.broker_reachable = down_s == 0.0
+        if down_s:
+            logger.warning("no Kafka bootstrap server reachable for %.0f s (exit after %.0f s)", down_s,
+                           watch.timeout_s)
+        if watch.expired(down_s):
+            # the Kafka clients would retry forever; a supervisor restarts the worker, and the uncommitted
+            # batch is redelivered then. os._exit: a clean faust shutdown would wait on the dead brokers.
+            logger.critical("Kafka unreachable: no bootstrap server (%s) accepted a connection for %.0f s "
+                            "(worker.broker_timeout_s); exiting with code %d", ",".join(watch.servers), down_s,
+                            EXIT_BROKER_UNAVAILABLE)
+            telemetry.shutdown()
+            os._exit(EXIT_BROKER_UNAVAILABLE)
+
+    app.timer(min(5.0, max(settings.worker.broker_timeout_s / 4, 0.5)), name="deidstream.broker")(broker_timer)
+    telemetry.observe_consumer_lag(lag.snapshot, group=settings.worker.group_id)
+
+    if not settings.health.enabled:
+        return
+
+    async def livez(self: Any, request: Any) -> Any:
+        ok, body = health.liveness()
+        return self.json(body, status=200 if ok else 503)
+
+    async def readyz(self: Any, request: Any) -> Any:
+        ok, body = health.readiness()
+        body["lag"] = sum(lag.snapshot().values())
+        return self.json(body, status=200 if ok else 503)
+
+    app.page("/livez", name="livez")(livez)
+    app.page("/readyz", name="readyz")(readyz)
 
 
 def build_processor(settings: Settings, *, warm_up: bool = True) -> BatchProcessor:
@@ -246,10 +368,14 @@ def run_worker(settings: Settings) -> None:
     # its own handlers once it runs)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     telemetry.setup(settings.telemetry)
+    health = Health(stuck_after_s=settings.health.stuck_after_s)
     processor = build_processor(settings)
-    app = create_app(settings, processor)
+    health.models_loaded = True
+    app = create_app(settings, processor, health)
     logger.info("worker: group %s reading %s, steps %s, config %s", settings.worker.group_id, settings.topics.raw,
                 ",".join(processor.pipeline.step_names), processor.versions.config_hash)
+    if settings.health.enabled:
+        logger.info("health: http://%s:%d/livez and /readyz", settings.health.host, settings.health.port)
     worker = faust.Worker(app, loglevel=settings.log_level, quiet=True, redirect_stdouts=False)
     clamp_payload_loggers(settings.log_level)
     try:

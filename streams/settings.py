@@ -97,6 +97,24 @@ class WorkerSettings(BaseModel):
     #: How long a batch's outputs may fail to be acknowledged before the worker exits (without
     #: committing: the batch is redelivered after restart).
     send_timeout_s: float = Field(default=120.0, gt=0)
+    #: No bootstrap server accepting connections for this long: the worker exits (code 69) with a message
+    #: instead of retrying forever; its uncommitted batch is redelivered after the restart.
+    broker_timeout_s: float = Field(default=300.0, gt=0)
+
+
+class HealthSettings(BaseModel):
+    """Liveness / readiness over HTTP (faust's web server) and the consumer-lag gauge."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    #: Bind address; the Helm chart sets 0.0.0.0 so the kubelet's probes reach it.
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    #: A batch in the pipeline thread for longer than this makes ``/livez`` answer 503. Longer than the
+    #: slowest batch (batch_size notes of max_note_bytes on the slowest device).
+    stuck_after_s: float = Field(default=300.0, gt=0)
+    #: How often consumer lag per partition is sampled for the ``deid.consumer.lag`` gauge.
+    lag_interval_s: float = Field(default=10.0, gt=0)
 
 
 class TelemetrySettings(BaseModel):
@@ -128,6 +146,7 @@ class Settings(BaseSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     topics: TopicSettings = Field(default_factory=TopicSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    health: HealthSettings = Field(default_factory=HealthSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 
     @classmethod

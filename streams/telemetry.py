@@ -5,7 +5,8 @@
   ``traceparent`` read from the input headers; the output headers carry the note span's context.
 - Metrics: counters ``deid.notes`` (by outcome), ``deid.dlq`` (by code), ``deid.quarantine``;
   histograms ``deid.stage.duration`` (ms, by stage), ``deid.batch.duration`` and ``deid.note.latency``
-  (ms from the input record's timestamp to the output's acknowledgement).
+  (ms from the input record's timestamp to the output's acknowledgement); observable gauge
+  ``deid.consumer.lag`` (records not yet committed, per input topic partition this worker owns).
 
 Attributes are counts, labels, stage names, codes and Kafka coordinates; never note text, keys or
 note ids. Every call here swallows its own failures: telemetry never breaks processing.
@@ -18,7 +19,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,9 @@ _LOCK = threading.Lock()
 _tracer_provider: Any = None
 _meter_provider: Any = None
 _instruments: _Instruments | None = None
+#: Where the consumer-lag gauge reads its values: ``{(topic, partition): lag}`` (set by the worker).
+_lag_source: Callable[[], Mapping[tuple[str, int], int]] | None = None
+_lag_group = ""
 #: At most this many input contexts are linked from one batch span.
 MAX_LINKS = 128
 
@@ -357,6 +361,33 @@ class _Instruments:
         self.batch = meter.create_histogram("deid.batch.duration", unit="ms", description="micro-batch time")
         self.latency = meter.create_histogram("deid.note.latency", unit="ms",
                                               description="input record timestamp to output acknowledged")
+        self.lag = meter.create_observable_gauge(
+            "deid.consumer.lag", callbacks=[_observe_lag], unit="{record}",
+            description="records of an input partition not yet committed by this worker's group")
+
+
+def _observe_lag(options: Any) -> Iterable[Any]:
+    """Gauge callback (the metric reader's thread): one observation per partition this worker owns."""
+    from opentelemetry.metrics import Observation
+
+    source = _lag_source
+    if source is None:
+        return []
+    try:
+        return [Observation(lag, {"messaging.destination.name": topic,
+                                  "messaging.destination.partition.id": str(partition),
+                                  "messaging.consumer.group.name": _lag_group})
+                for (topic, partition), lag in sorted(source().items())]
+    except Exception as exc:  # noqa: BLE001
+        _warn("lag gauge", exc)
+        return []
+
+
+def observe_consumer_lag(source: Callable[[], Mapping[tuple[str, int], int]], *, group: str) -> None:
+    """Export ``source()`` (consumer lag by topic partition) as the ``deid.consumer.lag`` gauge."""
+    global _lag_source, _lag_group
+    _lag_source, _lag_group = source, group
+    _inst()  # the gauge exists from now on (its callback reads the source at each export)
 
 
 def _inst() -> _Instruments | None:

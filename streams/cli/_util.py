@@ -196,7 +196,15 @@ def worker_env(settings: Settings, bootstrap: str, tmp: Path, mode: str) -> dict
         "DEID_LOG_LEVEL": "WARNING",
         "PYTHONUNBUFFERED": "1",
     })
+    env.update(health_env())
     return env
+
+
+def health_env() -> dict[str, str]:
+    """The health server of a local worker subprocess on a free 127.0.0.1 port (several may run at once)."""
+    from streams.broker import free_port
+
+    return {"DEID_HEALTH__HOST": "127.0.0.1", "DEID_HEALTH__PORT": str(free_port())}
 
 
 def spawn_worker(env: dict[str, str], log: IO[bytes]) -> subprocess.Popen[bytes]:

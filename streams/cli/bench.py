@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 
 from streams.cli._util import (
+    EXIT_FAILED,
     BatchOpt,
     ConfigOpt,
     ResultOpt,
@@ -110,6 +111,9 @@ class _Collector:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.seen: dict[str, int] = {}
+        #: source -> output records seen (deid, quarantine and dlq together) and the topics they came on
+        self.count: dict[str, int] = {}
+        self.topics: dict[str, set[str]] = {}
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -131,8 +135,12 @@ class _Collector:
             for recs in batch.values():
                 for r in recs:
                     src = next((bytes(v).decode() for k, v in r.headers if k == SOURCE_HEADER), None)
-                    if src is not None and src not in self.seen:
+                    if src is None:
+                        continue
+                    if src not in self.seen:
                         self.seen[src] = r.timestamp
+                    self.count[src] = self.count.get(src, 0) + 1
+                    self.topics.setdefault(src, set()).add(r.topic)
 
     async def wait_for(self, sources: list[str], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -278,6 +286,187 @@ def run_kafka_bench(console: Console, *, n: int = 1000, chars: int = 1000, batch
             "date": time.strftime("%Y-%m-%d")}
 
 
+# -- soak: a long run with malformed inputs and a worker kill, RSS over time -------------------------------
+
+#: Malformed inputs of the soak run (each must end in the DLQ with its code).
+MALFORMED: tuple[tuple[bytes | None, tuple[tuple[str, bytes], ...], str], ...] = (
+    (b'{"id": "bad-json", "text": ', (("deid-format", b"json"),), "E102"),
+    (b'{"id": "bad-utf8", "text": "\xff\xfe"}', (("deid-format", b"json"),), "E101"),
+    (b"", (), "E120"),
+    (b'{"id": "no-text"}', (("deid-format", b"json"),), "E104"),
+    (b"MSH|^~\\&|A|B|||20240101||ADT^A01|C1|P|2.5\rPID|1||X1||Doe^Jane", (("deid-format", b"hl7"),), "E210"),
+    (b"neither json nor hl7", (), "E123"),
+)
+
+
+def soak_records(n: int, chars: int, bad_every: int = 20) -> tuple[list[RawRecord], list[str | None]]:
+    """``n`` records, one in ``bad_every`` malformed (5% by default); the expected DLQ code of each (None:
+    a note)."""
+    from streams.codec import FORMAT_HEADER, RawRecord
+
+    notes = fixed_length_notes(n, chars)
+    records: list[RawRecord] = []
+    codes: list[str | None] = []
+    for i, note in enumerate(notes):
+        if i % bad_every == bad_every // 2:
+            value, headers, code = MALFORMED[(i // bad_every) % len(MALFORMED)]
+            records.append(RawRecord(note.patient_key.encode(), value or b"", headers))
+            codes.append(code)
+        else:
+            records.append(RawRecord(note.patient_key.encode(), note.model_dump_json().encode(),
+                                     ((FORMAT_HEADER, b"json"),)))
+            codes.append(None)
+    return records, codes
+
+
+def rss_mb(pid: int) -> float | None:
+    """Resident set size of a process (Linux /proc), MiB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024.0, 1)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+async def _soak(settings: Settings, records: list[RawRecord], start_worker: Any, kill_worker: Any,
+                rate: float | None, kill_at: float, timeout_s: float, console: Console) -> dict[str, Any]:
+    collector = _Collector(settings)
+    await collector.start()
+    try:
+        pid = start_worker()
+        publish = asyncio.create_task(_publish_paced(settings, records, rate))
+        rss: list[dict[str, Any]] = []
+        killed: dict[str, Any] | None = None
+        deadline = time.monotonic() + timeout_s
+        next_sample = 0.0
+        while True:
+            await asyncio.sleep(0.5)
+            done = len(collector.seen)
+            if time.monotonic() >= next_sample:  # RSS every 2 s, with the notes out so far
+                rss.append({"notes_out": done, "pid": pid, "rss_mib": rss_mb(pid)})
+                next_sample = time.monotonic() + 2.0
+            if killed is None and done >= kill_at * len(records):
+                console.print(f"soak: SIGKILL the worker at {done} notes out, starting another", highlight=False)
+                kill_worker()
+                killed = {"at_notes_out": done, "pid": pid}
+                pid = start_worker()
+            if publish.done() and len(collector.seen) >= len(records):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"soak: {len(records) - len(collector.seen)} notes not out within {timeout_s}s")
+        placed = publish.result()
+        rss.append({"notes_out": len(collector.seen), "pid": pid, "rss_mib": rss_mb(pid)})
+        await asyncio.sleep(2.0)  # late duplicates
+        return {"placed": placed, "rss": rss, "killed": killed, "seen": dict(collector.seen),
+                "count": dict(collector.count), "topics": {k: sorted(v) for k, v in collector.topics.items()}}
+    finally:
+        await collector.stop()
+
+
+def _rss_growth(rss: list[dict[str, Any]], warm_notes: int) -> dict[str, Any]:
+    """Per worker process: RSS once it started putting notes out ("start"), half-way through its notes,
+    after ``warm_notes`` notes of its own, at its end, and the growth from "after warm" to the end."""
+    out: dict[str, Any] = {}
+    for pid in dict.fromkeys(r["pid"] for r in rss):
+        mine = [r for r in rss if r["pid"] == pid and r["rss_mib"] is not None]
+        if not mine:
+            continue
+        base = mine[0]["notes_out"]
+        working = [r for r in mine if r["notes_out"] > base] or mine[-1:]
+        handled = mine[-1]["notes_out"] - base
+        mid = next(r for r in working if r["notes_out"] - base >= handled / 2)
+        warm = [r for r in working if r["notes_out"] - base >= warm_notes]
+        out[str(pid)] = {
+            "notes_handled": handled, "start_mib": working[0]["rss_mib"], "middle_mib": mid["rss_mib"],
+            "after_warm_mib": warm[0]["rss_mib"] if warm else None, "end_mib": mine[-1]["rss_mib"],
+            "growth_after_warm_mib": round(mine[-1]["rss_mib"] - warm[0]["rss_mib"], 1) if warm else None}
+    return out
+
+
+def run_soak(console: Console, *, n: int, chars: int = 600, batch_size: int = 64, rate: float | None = None,
+             kill_at: float = 0.5, steps: str | None = None, timeout_s: float = 3600.0,
+             log_dir: Path | None = None) -> dict[str, Any]:
+    """``n`` notes (5% malformed) through the embedded broker and a worker, the worker SIGKILLed once
+    ``kill_at`` of them are out and another started; counts, rate, latency and the workers' RSS."""
+    import signal
+
+    from streams.broker import EmbeddedBroker, create_topics
+    from streams.settings import Settings
+
+    settings = Settings()
+    cfg = pipeline_config_for(settings, detect_only=False, steps=steps)
+    records, codes = soak_records(n, chars)
+    console.print(f"soak: {n} records ({sum(c is not None for c in codes)} malformed) of ~{chars} chars, steps "
+                  f"{', '.join(cfg.steps)}, rate {rate or 'max'}/s", highlight=False)
+    with tempfile.TemporaryDirectory(prefix="deidstream-soak-") as tmpdir:
+        tmp = Path(tmpdir)
+        broker = EmbeddedBroker(log_path=tmp / "broker.log")
+        try:
+            broker.start()
+            kafka = broker.kafka_settings()
+            settings = settings.model_copy(update={"kafka": kafka})
+            asyncio.run(create_topics(kafka, settings.topics.all(), partitions=settings.topics.partitions))
+            env = worker_env(settings, broker.bootstrap, tmp, settings.transform.mode)
+            env.update({"DEID_TELEMETRY__EXPORTER": "none", "DEID_WORKER__BATCH_SIZE": str(batch_size),
+                        "DEID_WORKER__GROUP_ID": "deidstream-soak", "DEID_PIPELINE__STEPS": json.dumps(list(cfg.steps)),
+                        "DEID_LOG_LEVEL": "INFO"})
+            log_path = (log_dir or tmp) / "soak-worker.log"
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = open(log_path, "wb")  # noqa: SIM115 - closed below
+            procs: list[subprocess.Popen[bytes]] = []
+
+            def start_worker() -> int:
+                procs.append(spawn_worker(env, log))
+                return procs[-1].pid
+
+            def kill_worker() -> None:
+                procs[-1].send_signal(signal.SIGKILL)
+                procs[-1].wait(30)
+
+            t0 = time.time()
+            try:
+                run = asyncio.run(_soak(settings, records, start_worker, kill_worker, rate, kill_at, timeout_s,
+                                        console))
+            finally:
+                codes_exit = [stop_process(p) for p in procs]
+                log.close()
+        finally:
+            broker.stop()
+    placed: list[tuple[str, int]] = run["placed"]
+    by_kind = {"deid": 0, "quarantine": 0, "dlq": 0}
+    mixed = 0
+    wrong_dlq = 0
+    for (src, _), code in zip(placed, codes, strict=True):
+        kinds = {t.rsplit(".", 1)[-1] for t in run["topics"].get(src, [])}
+        if len(kinds) != 1:
+            mixed += 1
+            continue
+        (kind,) = kinds
+        by_kind[kind] += 1
+        wrong_dlq += (kind == "dlq") != (code is not None)
+    lat = [float(run["seen"][s] - ts) for s, ts in placed]
+    out_ts = sorted(run["seen"][s] for s, _ in placed)
+    span_s = (out_ts[-1] - min(ts for _, ts in placed)) / 1000.0
+    duplicates = sum(c - 1 for c in run["count"].values())
+    return {
+        "benchmark": "soak", "steps": list(cfg.steps), "records_in": len(placed),
+        "malformed_in": sum(c is not None for c in codes), "out": by_kind,
+        "in_equals_out": len(placed) == sum(by_kind.values()) and mixed == 0,
+        "inputs_in_several_topics": mixed, "malformed_not_in_dlq_or_notes_in_dlq": wrong_dlq,
+        "duplicate_outputs": duplicates, "batch_size": batch_size, "killed": run["killed"],
+        # wall: first input to last output (worker start and the kill included); out: first to last output
+        "notes_per_s": {"wall": round(len(placed) / max(span_s, 1e-3), 1),
+                        "out": round((len(out_ts) - 1) / max((out_ts[-1] - out_ts[0]) / 1000.0, 1e-3), 1)},
+        "offered_per_s": rate,
+        "latency_ms": _latency_stats(lat), "rss_samples": run["rss"],
+        "rss_by_worker": _rss_growth(run["rss"], warm_notes=2000), "worker_exit_codes": codes_exit,
+        "seconds": round(time.time() - t0, 1), "chars_per_note": chars, "cpu_count": os.cpu_count(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+    }
+
+
 # -- commands ----------------------------------------------------------------------------------------------
 
 
@@ -304,8 +493,19 @@ def bench_kafka(
     out: ResultOpt = None,
     logs: Annotated[Path | None, typer.Option("--logs", help="keep the worker's DEBUG log in this folder")] = None,
     steps: StepsOpt = None,
+    soak: Annotated[int | None, typer.Option(
+        "--soak", min=100, help="soak run instead: N notes (5% malformed), the worker SIGKILLed half-way, "
+        "counts in = deid + quarantine + dlq, notes/s, p50/p99 latency, worker RSS over time")] = None,
+    rate: Annotated[float | None, typer.Option("--rate", min=1, help="soak: notes/s offered (default: as fast "
+                                                                     "as possible)")] = None,
 ) -> None:
-    """Throughput and latency through Kafka (embedded broker + worker) vs the pipeline alone."""
+    """Throughput and latency through Kafka (embedded broker + worker) vs the pipeline alone; or a soak run."""
+    if soak is not None:
+        result = run_soak(err, n=soak, chars=chars, batch_size=batch_size, rate=rate, steps=steps, log_dir=logs)
+        write_result(result, out)
+        if not result["in_equals_out"] or result["malformed_not_in_dlq_or_notes_in_dlq"]:
+            raise typer.Exit(EXIT_FAILED)
+        return
     write_result(run_kafka_bench(err, n=n, chars=chars, batch_size=batch_size, paced_s=paced, log_dir=logs,
                                  steps=steps), out)
 

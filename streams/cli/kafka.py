@@ -65,6 +65,27 @@ def broker(
     err.print("broker stopped", highlight=False)
 
 
+def create_topics(
+    config: ConfigOpt = None,
+    partitions: Annotated[int | None, typer.Option("--partitions", min=1,
+                                                   help="default: topics.partitions")] = None,
+    replication_factor: Annotated[int | None, typer.Option("--replication-factor", min=1,
+                                                           help="default: topics.replication_factor")] = None,
+) -> None:
+    """Create the configured topics (raw, deid, metrics, dlq, quarantine) that do not exist yet on the
+    cluster of kafka.bootstrap_servers (the Helm chart's topic Job runs this)."""
+    from streams.broker import create_topics as do_create
+
+    settings = load_settings(config)
+    t = settings.topics
+    try:
+        made = asyncio.run(do_create(settings.kafka, t.all(), partitions=partitions or t.partitions,
+                                     replication_factor=replication_factor or t.replication_factor))
+    except Exception as exc:
+        raise fail(exc) from None
+    err.print(f"topics created: {', '.join(made) or '(all existed)'}", highlight=False)
+
+
 def produce(
     path: Annotated[Path, typer.Argument(help="JSONL / JSON note, HL7 file, or a folder of them")],
     topic: Annotated[str | None, typer.Option("--topic", help="default: topics.raw")] = None,
@@ -232,6 +253,7 @@ def register(app: typer.Typer) -> None:
     """Add the Kafka commands to the main ``deidstream`` app."""
     for fn in (worker, broker, produce, consume, replay, compare):
         app.command(fn.__name__)(fn)
+    app.command("create-topics")(create_topics)
     config_app = typer.Typer(no_args_is_help=True, help="Effective configuration.")
     config_app.command("show")(config_show)
     app.add_typer(config_app, name="config")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from stream_helpers import WorkerProc
 
-from streams.broker import EmbeddedBroker, create_topics
+from streams.broker import EmbeddedBroker, create_topics, free_port
 from streams.settings import KafkaSettings, TopicSettings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,7 +58,8 @@ def topics(kafka: KafkaSettings) -> TopicSettings:
 
 @pytest.fixture
 def start_worker(kafka: KafkaSettings, topics: TopicSettings, tmp_path: Path) -> Iterator[Callable[..., WorkerProc]]:
-    """``start_worker(steps=[...], group=..., **env)``: a worker on this test's topics."""
+    """``start_worker(steps=[...], group=..., **env)``: a worker on this test's topics, its health server on
+    a free port (``WorkerProc.health_port``)."""
     started: list[WorkerProc] = []
     default_group = f"g{uuid.uuid4().hex[:10]}"
 
@@ -74,6 +75,7 @@ def start_worker(kafka: KafkaSettings, topics: TopicSettings, tmp_path: Path) ->
             "DEID_WORKER__SESSION_TIMEOUT_S": "6", "DEID_WORKER__HEARTBEAT_INTERVAL_S": "1",
             "DEID_WORKER__REBALANCE_TIMEOUT_S": "6",
             "DEID_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1",
+            "DEID_HEALTH__PORT": str(free_port()),
         })
         if steps is not None:
             e["DEID_PIPELINE__STEPS"] = json.dumps(steps)
@@ -82,7 +84,7 @@ def start_worker(kafka: KafkaSettings, topics: TopicSettings, tmp_path: Path) ->
         fh = open(log, "wb")  # noqa: SIM115 - closed at teardown
         proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker"], cwd=REPO, env=e,
                                 stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-        w = WorkerProc(proc, log, g, fh)
+        w = WorkerProc(proc, log, g, fh, health_port=int(e["DEID_HEALTH__PORT"]))
         started.append(w)
         return w
 

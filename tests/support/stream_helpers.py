@@ -27,6 +27,7 @@ class WorkerProc:
     log: Path
     group: str
     _fh: Any = field(repr=False, default=None)
+    health_port: int = 0
 
     def text(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""

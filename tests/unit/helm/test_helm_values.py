@@ -1,8 +1,10 @@
-"""The Helm chart's values mirror the settings: every settings field is in values.yaml, and the DEID_*
-variables the chart's flattening rule produces load back into the same Settings."""
+"""The Helm chart's values mirror the settings: every settings field is in values.yaml (the rendered
+ConfigMap loading back into Settings is tested in test_chart.py, through real Helm), and values.schema.json
+is the one scripts/helm_values_schema.py generates from Settings."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from typing import Any
 
@@ -38,33 +40,27 @@ def _keys(values: dict[str, Any], prefix: str = "") -> set[str]:
     return out
 
 
-def _flatten(values: dict[str, Any], prefix: str = "DEID_") -> dict[str, str]:
-    """The same rule as templates/_helpers.tpl (deidstream.env)."""
-    env: dict[str, str] = {}
-    for k, v in values.items():
-        name = prefix + k.upper()
-        if v is None:
-            continue
-        if isinstance(v, dict) and k != "options":
-            env.update(_flatten(v, name + "__"))
-        elif isinstance(v, (list, dict)):
-            env[name] = json.dumps(v)
-        else:
-            env[name] = str(v).lower() if isinstance(v, bool) else str(v)
-    return env
-
-
 def test_values_mirror_every_settings_field() -> None:
     settings = yaml.safe_load(VALUES.read_text())["settings"]
     assert _keys(settings) == _fields(Settings()) - SECRET_FIELDS
 
 
-def test_values_load_back_into_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = yaml.safe_load(VALUES.read_text())["settings"]
-    for name, value in _flatten(settings).items():
-        monkeypatch.setenv(name, value)
-    loaded = Settings()
-    assert loaded.pipeline.steps == tuple(settings["pipeline"]["steps"])
-    assert loaded.worker.batch_size == settings["worker"]["batch_size"]
-    assert loaded.topics.raw == settings["topics"]["raw"]
-    assert loaded.transform.mode == settings["transform"]["mode"]
+def test_values_schema_is_generated_from_settings() -> None:
+    spec = importlib.util.spec_from_file_location("helm_values_schema", REPO / "scripts" / "helm_values_schema.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = json.loads((REPO / "helm" / "deidstream" / "values.schema.json").read_text())
+    assert committed == json.loads(json.dumps(module.build_schema())), "run scripts/helm_values_schema.py"
+    settings = committed["properties"]["settings"]["properties"]
+    assert "secret" not in settings and set(settings) == {f for f in Settings.model_fields if f != "secret"}
+
+
+def test_values_yaml_is_valid_against_the_schema() -> None:
+    import jsonschema
+
+    schema = json.loads((REPO / "helm" / "deidstream" / "values.schema.json").read_text())
+    jsonschema.validate(yaml.safe_load(VALUES.read_text()), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**yaml.safe_load(VALUES.read_text()), "image": {"repository": "d", "tag": "latest"}},
+                            schema)
