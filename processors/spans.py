@@ -19,7 +19,7 @@ from schemas.models import Span
 #: The shipped model's threshold, tuned for recall (README: threshold sweep): the ner step's ``token_threshold``
 #: and ``min_score`` and the ensemble's ``ner`` threshold (a span scores the mean of its pieces' probabilities,
 #: so a lower ensemble threshold would accept nothing more and a higher one would drop what the step found).
-NER_THRESHOLD = 0.15
+NER_THRESHOLD = 0.08
 
 #: The ensemble's default acceptance threshold per span source.
 SOURCE_THRESHOLDS: dict[str, float] = {"regex": 0.3, "message": 0.0, "dictionary": 0.5, "ner": NER_THRESHOLD,

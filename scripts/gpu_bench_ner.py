@@ -26,7 +26,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from processors.ner.step import DEFAULT_MODEL_DIR, decode_spans, load_model, predict  # noqa: E402
-from streams.cli.bench import fixed_length_notes  # noqa: E402
 
 #: dense (no sparsity) fp16/bf16 tensor-core peaks from the vendors' data sheets, TFLOP/s
 PEAK_TFLOPS = {"H200": 989.4, "H100 SXM": 989.4, "H100 80GB HBM3": 989.4, "H100 PCIe": 756.0, "H100 NVL": 835.0,
@@ -131,9 +130,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--peak-tflops", type=float, default=None)
     ap.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
     ap.add_argument("-o", "--output", type=Path)
+    ap.add_argument("--notes", type=Path, default=None,
+                    help="read the note texts from this JSONL ({'text': ...} per line; e.g. written by --write-notes "
+                         "on a machine with the full install) instead of generating them here")
+    ap.add_argument("--write-notes", type=Path, default=None, help="write the generated notes here and exit")
     args = ap.parse_args(argv)
 
-    texts = [n.text for n in fixed_length_notes(args.n, args.chars)]
+    if args.notes is not None:
+        with args.notes.open(encoding="utf-8") as fh:
+            texts = [json.loads(line)["text"] for line in fh if line.strip()][: args.n]
+    else:
+        from streams.cli.bench import fixed_length_notes
+
+        texts = [n.text for n in fixed_length_notes(args.n, args.chars)]
+    if args.write_notes is not None:
+        with args.write_notes.open("w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps({"text": t}) + "\n" for t in texts)
+        return {"notes": len(texts), "written": str(args.write_notes)}
     report = run(texts, args.model_dir, args.device, [d.strip() for d in args.dtypes.split(",")],
                  [int(b) for b in args.batch_sizes.split(",")], args.max_length, args.peak_tflops)
     text = json.dumps(report, indent=2)

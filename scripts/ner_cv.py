@@ -157,21 +157,31 @@ def unpack(pack: Path, dest: Path) -> Path:
     return dest
 
 
-def _detect(gold: list[Any], model_dir: Path | None, steps: str | None) -> dict[str, Any]:
+def _detect(gold: list[Any], model_dir: Path | None, steps: str | None, threshold: float | None = None) -> dict[str, Any]:
+    """Detection spans per note id; ``model_dir`` None is the shipped model; ``threshold`` sets the NER decode
+    threshold and the ensemble's NER threshold together (None: the defaults)."""
+    from processors.spans import SOURCE_THRESHOLDS
     from streams.cli.eval import run_pipeline
 
-    if model_dir is None:
-        os.environ.pop("DEID_PIPELINE__OPTIONS", None)
+    options: dict[str, Any] = {}
+    if model_dir is not None:
+        options["ner"] = {"model_dir": str(model_dir)}
+    if threshold is not None:
+        options.setdefault("ner", {}).update(token_threshold=threshold, min_score=threshold)
+        options["ensemble"] = {"thresholds": dict(SOURCE_THRESHOLDS, ner=threshold)}
+    if options:
+        os.environ["DEID_PIPELINE__OPTIONS"] = json.dumps(options)
     else:
-        os.environ["DEID_PIPELINE__OPTIONS"] = json.dumps({"ner": {"model_dir": str(model_dir)}})
+        os.environ.pop("DEID_PIPELINE__OPTIONS", None)
     notes, _ = run_pipeline(gold, config=None, steps=steps, batch_size=64, workers=1, with_metrics=False)
     return {g.id: (n.spans if n.error is None else ()) for g, n in zip(gold, notes, strict=True)}
 
 
 def _summary(result: Any) -> dict[str, Any]:
     d = result.to_dict()
-    return {k: d[k] for k in ("precision", "recall", "f1", "entity_recall", "tp", "fp", "fn")} | {
-        "per_label_recall": {lab: c.get("recall") for lab, c in d["per_label"].items()}}
+    return {k: d[k] for k in ("precision", "recall", "f1", "entity_recall", "tp", "fp", "fn", "content_changed")} | {
+        "per_label_recall": {lab: c.get("recall") for lab, c in d["per_label"].items()},
+        "per_label_precision": {lab: c.get("precision") for lab, c in d["per_label"].items()}}
 
 
 def score(args: argparse.Namespace) -> int:
@@ -186,10 +196,10 @@ def score(args: argparse.Namespace) -> int:
     cv: dict[str, Any] = {}
     per_fold = []
     for k, (_, held) in enumerate(folds):
-        pack = Path(args.packs) / f"fold{k}.tar"
-        model = unpack(pack, models / f"fold{k}")
+        pack = Path(args.packs) / f"{args.variant}fold{k}.tar"
+        model = unpack(pack, models / f"{args.variant}fold{k}")
         sub = [gold[i] for i in held]
-        pred = _detect(sub, model, args.steps)
+        pred = _detect(sub, model, args.steps, args.threshold)
         cv.update(pred)
         per_fold.append({"fold": k, "notes": len(sub), "new": _summary(evaluate(sub, pred)),
                          "shipped": _summary(evaluate(sub, {g.id: base[g.id] for g in sub}))})
@@ -197,14 +207,15 @@ def score(args: argparse.Namespace) -> int:
                           "shipped": per_fold[-1]["shipped"]["precision"]}), flush=True)
     out = {
         "data": args.dev.name, "notes": len(gold), "folds": K, "fold_seed": 0, "steps": args.steps or "default detection steps",
+        "retrained_ner_threshold": args.threshold,
         "shipped_model": _summary(evaluate(gold, base)),
         "retrained_cv": _summary(evaluate(gold, cv)),
         "per_fold": per_fold,
-        "train_runs": [json.loads((models / f"fold{k}" / "run.json").read_text()) for k in range(K)],
+        "train_runs": [json.loads((models / f"{args.variant}fold{k}" / "run.json").read_text()) for k in range(K)],
     }
-    if (Path(args.packs) / "foldall.tar").is_file():
-        unpack(Path(args.packs) / "foldall.tar", models / "foldall")
-        out["all_model_dir"] = str(models / "foldall")
+    if (Path(args.packs) / f"{args.variant}foldall.tar").is_file():
+        unpack(Path(args.packs) / f"{args.variant}foldall.tar", models / f"{args.variant}foldall")
+        out["all_model_dir"] = str(models / f"{args.variant}foldall")
     Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps({k: out[k] for k in ("shipped_model", "retrained_cv")}, indent=1))
     return 0
@@ -255,6 +266,8 @@ def main() -> int:
     s.add_argument("--packs", required=True)
     s.add_argument("--dev", type=Path, default=DEV)
     s.add_argument("--steps", default=None, help="detection steps (default: the settings')")
+    s.add_argument("--variant", default="", help="prefix of the pack names")
+    s.add_argument("--threshold", type=float, default=None, help="NER threshold of the retrained models")
     s.add_argument("-o", "--output", default=str(REPO / "scripts/results/ner_cv_physionet.json"))
     args = ap.parse_args()
     return {"prepare": prepare, "train": train_folds, "score": score, "score-one": score_one}[args.cmd](args)
