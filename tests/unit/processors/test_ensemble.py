@@ -128,7 +128,7 @@ def _note(spans: list[Span], dropped: tuple[Span, ...] = ()) -> Note:
 
 def test_when_the_step_runs_then_rejected_spans_are_appended_to_dropped_and_the_rest_merged() -> None:
     earlier = span(30, 35, "recovery", 0.1)
-    strong, weak_pair, lonely = span(0, 4, "ner", 0.9), span(2, 8, "dictionary", 0.2), span(20, 25, "ner", 0.1)
+    strong, weak_pair, lonely = span(0, 4, "ner", 0.9), span(2, 8, "dictionary", 0.2), span(20, 25, "ner", 0.05)
     step = build_processor("ensemble", {}, BuildContext())
     assert isinstance(step, Ensemble)
     (out,) = step.process_batch([_note([strong, weak_pair, lonely], dropped=(earlier,))])
@@ -137,10 +137,10 @@ def test_when_the_step_runs_then_rejected_spans_are_appended_to_dropped_and_the_
 
 
 def test_when_the_step_has_options_then_they_replace_the_defaults() -> None:
-    weak = [span(0, 5, "ner", 0.1), span(3, 9, "dictionary", 0.2)]  # both under the default thresholds
+    weak = [span(0, 5, "ner", 0.05), span(3, 9, "dictionary", 0.2)]  # both under the default thresholds
     default = build_processor("ensemble", {}, BuildContext())
     strict = build_processor("ensemble", {"min_votes": 3}, BuildContext())
-    lenient = build_processor("ensemble", {"thresholds": {"ner": 0.1}, "default_threshold": 0.1, "min_votes": 5},
+    lenient = build_processor("ensemble", {"thresholds": {"ner": 0.05}, "default_threshold": 0.1, "min_votes": 5},
                               BuildContext())
     assert len(default.process_batch([_note(weak)])[0].spans) == 1
     assert strict.process_batch([_note(weak)])[0].spans == ()
@@ -149,7 +149,7 @@ def test_when_the_step_has_options_then_they_replace_the_defaults() -> None:
 
 def test_when_the_step_runs_then_each_note_is_resolved_on_its_own() -> None:
     step = build_processor("ensemble", {}, BuildContext())
-    a, b = _note([span(0, 5, "ner", 0.1)]), _note([span(0, 5, "dictionary", 0.1)])
+    a, b = _note([span(0, 5, "ner", 0.05)]), _note([span(0, 5, "dictionary", 0.1)])
     out = step.process_batch([a, b])
     assert [n.spans for n in out] == [(), ()]  # the two weak spans are in different notes: no votes
     assert [len(n.dropped) for n in out] == [1, 1]
