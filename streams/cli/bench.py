@@ -5,6 +5,7 @@ alone. ``fixed_length_notes`` and ``bench_pipeline`` are also used by scripts/be
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -12,9 +13,11 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -223,12 +226,58 @@ async def _kafka_runs(settings: Settings, notes: list[RawRecord], warm: list[Raw
         await collector.stop()
 
 
+@dataclass
+class _Stage:
+    """Workers of one run against the embedded broker (:func:`_embedded_stage`)."""
+
+    settings: Settings
+    env: dict[str, str]
+    log: IO[bytes]
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    exit_codes: list[int | None] = field(default_factory=list)
+
+    def start_worker(self) -> int:
+        """Start one more worker process; its pid."""
+        self.procs.append(spawn_worker(self.env, self.log))
+        return self.procs[-1].pid
+
+
+@contextlib.contextmanager
+def _embedded_stage(settings: Settings, steps: list[str], *, batch_size: int, group_id: str, log_level: str,
+                    prefix: str, log_dir: Path | None, log_name: str) -> Iterator[_Stage]:
+    """The embedded broker with the settings' topics and the environment of a worker running ``steps``; on
+    exit every worker started is stopped (exit codes in ``exit_codes``), then the broker."""
+    from streams.broker import EmbeddedBroker, create_topics
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmpdir:
+        tmp = Path(tmpdir)
+        broker = EmbeddedBroker(log_path=tmp / "broker.log")
+        try:
+            broker.start()
+            kafka = broker.kafka_settings()
+            settings = settings.model_copy(update={"kafka": kafka})
+            asyncio.run(create_topics(kafka, settings.topics.all(), partitions=settings.topics.partitions))
+            env = worker_env(settings, broker.bootstrap, tmp, settings.transform.mode)
+            env.update({"DEID_TELEMETRY__EXPORTER": "none", "DEID_WORKER__BATCH_SIZE": str(batch_size),
+                        "DEID_WORKER__GROUP_ID": group_id, "DEID_PIPELINE__STEPS": json.dumps(steps),
+                        "DEID_LOG_LEVEL": log_level})
+            log_path = (log_dir or tmp) / log_name
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            with log_path.open("wb") as log:
+                stage = _Stage(settings, env, log)
+                try:
+                    yield stage
+                finally:
+                    stage.exit_codes = [stop_process(p) for p in stage.procs]
+        finally:
+            broker.stop()
+
+
 def run_kafka_bench(console: Console, *, n: int = 1000, chars: int = 1000, batch_size: int = 64,
                     paced_s: float = 10.0, timeout_s: float = 300.0, log_dir: Path | None = None,
                     steps: str | None = None) -> dict[str, Any]:
     """Pipeline without Kafka (in this process) vs the worker through the embedded broker, same notes/steps.
     ``steps``: comma-separated steps for both runs (default: the settings' pipeline)."""
-    from streams.broker import EmbeddedBroker, create_topics
     from streams.codec import FORMAT_HEADER, RawRecord
     from streams.settings import Settings
 
@@ -243,37 +292,12 @@ def run_kafka_bench(console: Console, *, n: int = 1000, chars: int = 1000, batch
 
     records = [raw(x) for x in notes_in]
     warm = [raw(x.model_copy(update={"note_id": f"warm-{i}"})) for i, x in enumerate(notes_in[:batch_size])]
-    with tempfile.TemporaryDirectory(prefix="deidstream-bench-") as tmpdir:
-        tmp = Path(tmpdir)
-        broker = EmbeddedBroker(log_path=tmp / "broker.log")
-        try:
-            broker.start()
-            kafka = broker.kafka_settings()
-            settings = settings.model_copy(update={"kafka": kafka})
-            asyncio.run(create_topics(kafka, settings.topics.all(), partitions=settings.topics.partitions))
-            env = worker_env(settings, broker.bootstrap, tmp, settings.transform.mode)
-            env.update({"DEID_TELEMETRY__EXPORTER": "none", "DEID_WORKER__BATCH_SIZE": str(batch_size),
-                        "DEID_WORKER__GROUP_ID": "deidstream-bench",
-                        "DEID_PIPELINE__STEPS": json.dumps(list(cfg.steps)),
-                        "DEID_LOG_LEVEL": "DEBUG" if log_dir is not None else "WARNING"})
-            log_path = (log_dir or tmp) / "bench-worker.log"
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log = open(log_path, "wb")  # noqa: SIM115 - closed below
-            procs: list[subprocess.Popen[bytes]] = []
-
-            def start_worker() -> None:
-                procs.append(spawn_worker(env, log))
-
-            console.print("kafka: backlog published, worker starting; then paced runs at 50% and 100% of its rate",
-                          highlight=False)
-            try:
-                kafka_result = asyncio.run(_kafka_runs(settings, records, warm, start_worker, paced_s, timeout_s))
-            finally:
-                for proc in procs:
-                    stop_process(proc)
-                log.close()
-        finally:
-            broker.stop()
+    with _embedded_stage(settings, list(cfg.steps), batch_size=batch_size, group_id="deidstream-bench",
+                         log_level="DEBUG" if log_dir is not None else "WARNING", prefix="deidstream-bench-",
+                         log_dir=log_dir, log_name="bench-worker.log") as stage:
+        console.print("kafka: backlog published, worker starting; then paced runs at 50% and 100% of its rate",
+                      highlight=False)
+        kafka_result = asyncio.run(_kafka_runs(stage.settings, records, warm, stage.start_worker, paced_s, timeout_s))
     # the machine's load drifts: bracket the Kafka runs with two pipeline-only runs and use their mean
     after = bench_pipeline(settings, cfg, n=n, chars=chars, workers=1, batch_size=batch_size)
     pipeline_rate = (baseline["notes_per_s"] + after["notes_per_s"]) / 2
@@ -392,7 +416,6 @@ def run_soak(console: Console, *, n: int, chars: int = 600, batch_size: int = 64
     ``kill_at`` of them are out and another started; counts, rate, latency and the workers' RSS."""
     import signal
 
-    from streams.broker import EmbeddedBroker, create_topics
     from streams.settings import Settings
 
     settings = Settings()
@@ -400,40 +423,18 @@ def run_soak(console: Console, *, n: int, chars: int = 600, batch_size: int = 64
     records, codes = soak_records(n, chars)
     console.print(f"soak: {n} records ({sum(c is not None for c in codes)} malformed) of ~{chars} chars, steps "
                   f"{', '.join(cfg.steps)}, rate {rate or 'max'}/s", highlight=False)
-    with tempfile.TemporaryDirectory(prefix="deidstream-soak-") as tmpdir:
-        tmp = Path(tmpdir)
-        broker = EmbeddedBroker(log_path=tmp / "broker.log")
-        try:
-            broker.start()
-            kafka = broker.kafka_settings()
-            settings = settings.model_copy(update={"kafka": kafka})
-            asyncio.run(create_topics(kafka, settings.topics.all(), partitions=settings.topics.partitions))
-            env = worker_env(settings, broker.bootstrap, tmp, settings.transform.mode)
-            env.update({"DEID_TELEMETRY__EXPORTER": "none", "DEID_WORKER__BATCH_SIZE": str(batch_size),
-                        "DEID_WORKER__GROUP_ID": "deidstream-soak", "DEID_PIPELINE__STEPS": json.dumps(list(cfg.steps)),
-                        "DEID_LOG_LEVEL": "INFO"})
-            log_path = (log_dir or tmp) / "soak-worker.log"
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log = open(log_path, "wb")  # noqa: SIM115 - closed below
-            procs: list[subprocess.Popen[bytes]] = []
+    with _embedded_stage(settings, list(cfg.steps), batch_size=batch_size, group_id="deidstream-soak",
+                         log_level="INFO", prefix="deidstream-soak-", log_dir=log_dir,
+                         log_name="soak-worker.log") as stage:
 
-            def start_worker() -> int:
-                procs.append(spawn_worker(env, log))
-                return procs[-1].pid
+        def kill_worker() -> None:
+            stage.procs[-1].send_signal(signal.SIGKILL)
+            stage.procs[-1].wait(30)
 
-            def kill_worker() -> None:
-                procs[-1].send_signal(signal.SIGKILL)
-                procs[-1].wait(30)
-
-            t0 = time.time()
-            try:
-                run = asyncio.run(_soak(settings, records, start_worker, kill_worker, rate, kill_at, timeout_s,
-                                        console))
-            finally:
-                codes_exit = [stop_process(p) for p in procs]
-                log.close()
-        finally:
-            broker.stop()
+        t0 = time.time()
+        run = asyncio.run(_soak(stage.settings, records, stage.start_worker, kill_worker, rate, kill_at, timeout_s,
+                                console))
+    codes_exit = stage.exit_codes
     placed: list[tuple[str, int]] = run["placed"]
     by_kind = {"deid": 0, "quarantine": 0, "dlq": 0}
     mixed = 0
