@@ -37,7 +37,7 @@ def _tens(rng: random.Random, lo: int, hi: int) -> str:
 def _range(rng: random.Random, lo: int, hi: int, step: int = 1, sep: str | None = None) -> str:
     a = rng.randrange(lo, hi, step)
     b = a + step * rng.randint(1, 4)
-    return f"{a}{sep or rng.choice(('-', '-', ' - ', '/'))}{b}" if sep != "/" else f"{a}/{b}"
+    return f"{a}{sep or rng.choice(('-', '-', ' - ', '/'))}{b}"
 
 
 def hr(rng: random.Random) -> str:
