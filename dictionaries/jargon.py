@@ -147,7 +147,16 @@ class ClinicalWords:
 
 
 def clinical_words(cache_dir: Path | None = None) -> ClinicalWords:
-    """The filter over the installed sources and the medical vocabulary (loaded from ``cache_dir``)."""
+    """The filter over the installed sources and the medical vocabulary (loaded from ``cache_dir``), built
+    once per process and folder (it reads the ICD-10-CM and HPO texts: seconds); read-only, shared by the
+    dictionary, recovery and metrics steps."""
+    from dictionaries import cache
+
+    return _clinical_words(Path(cache_dir) if cache_dir is not None else cache.cache_dir())
+
+
+@functools.lru_cache(maxsize=4)
+def _clinical_words(cache_dir: Path) -> ClinicalWords:
     from dictionaries import vocab
     from dictionaries.medical import medical_vocabulary
 

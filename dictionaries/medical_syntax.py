@@ -34,6 +34,8 @@ _UNIT = (
 _PER = r"(?:/(?:kg|dL|L|mL|ml|hr?|min|day|d|dose|m2|24[ \t]?h))*"
 _TIME = r"(?:[01]\d|2[0-3])[0-5]\d"
 _CLOCK = r"(?:[01]?\d|2[0-3]):[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?"
+_HOUR = r"(?:1[0-2]|0?\d)(?::[0-5]\d)?"
+_MERIDIEM = r"(?:[AaPp]\.?[Mm]\.?|[AaPp]\.[Mm])(?![\w])"
 _VITAL_NAMES = (
     "HR", "RR", "Heart rate", "heart rate", "Pulse", "pulse", "Resp rate", "resp rate", "Respiratory rate",
     "respiratory rate", "SpO2", "SaO2", "O2 sat", "O2 sats", "Temp", "Tmax", "Tm", "Temperature",
@@ -212,6 +214,12 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
         r"(?!\s*[A-Z][a-z])"  # "at 2005 Main St" is an address, not a schedule
     ), _DIGITS),
     SyntaxPattern("time", re.compile(rf"(?<![\d:/.-]){_TIME}\s*(?:h|hrs|hours)\b"), _DIGITS),
+    # a time of day with am / pm needs no cue ("7 PM - 7 AM", "12am", "3:15-4:00pm"): times of day are no
+    # Safe Harbor identifier; one attached to a date is part of a date-time (``_attached_to_date``)
+    SyntaxPattern("time", re.compile(
+        rf"(?<![\w:/.-])(?:{_HOUR}(?:\s?(?:-|to|until)\s?))?{_HOUR}\s?{_MERIDIEM}"
+        rf"(?:\s?(?:-|to|until)\s?{_HOUR}\s?{_MERIDIEM})?"
+    ), ("am", "pm", "a.m", "p.m"), True),
     SyntaxPattern("lab", re.compile(
         rf"\b(?:{_alt(_LAB_NAMES)})(?: level)?\s*(?:of|was|is|:|=|-)?\s*[<>\u2264\u2265]?\s*(?<!\d)\d{{1,4}}"
         rf"(?:\.\d+)?(?!\d)(?:[ \t]*%|[ \t]?{_UNIT}{_PER})?(?![\w])"

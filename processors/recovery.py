@@ -12,6 +12,14 @@ separators and units from a ``measure_sources`` detector ("600x12", "7.38-33-169
 the 90's", "CPAP 5/5") next to a measurement label or unit is dropped unless it carries an identifier cue
 of its own ("DOB", "MRN", "pager", "call", a full date): ``dictionaries.medical_syntax.measurement_value``.
 
+Clinical words (``use_jargon``): a NAME / LOCATION / ORGANIZATION span whose every word is in the curated
+clinical jargon and abbreviation list (``dictionaries/data/clinical_jargon.txt``, sources per section: "levo",
+"vanco", "aline", "swan", "drsg", "rehab") is dropped, and so is a one-word span written in lower case or in
+capitals (no case evidence of a name) that the clinical-word filter knows (``dictionaries.jargon``: the list,
+one-word medical vocabulary terms, words of clinical text: "allergies", "kub") when no dictionary
+found it (the dictionary applies the same filter with its own name evidence). The name-context rule below
+still keeps "Dr. Foley", "dr. brown" and "Swan, RN".
+
 Never dropped: spans from a protected source (``span.source`` may be ``"a+b"`` after merges),
 spans with an identifier shape (phone, email, URL, IP, SSN, ZIP), spans preceded by a title or
 followed by a credential ("Dr. Parkinson", "Foley, RN"), and spans that repeat the message's own
@@ -26,6 +34,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dictionaries.jargon import ClinicalWords, clinical_words, jargon_version, read_jargon
 from dictionaries.medical import (
     MAX_CHARS,
     MedicalMatch,
@@ -54,6 +63,9 @@ _SHAPES = re.compile(
 )
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 _NEVER_LABELS = frozenset({Label.EMAIL, Label.URL, Label.IP})
+#: labels a clinical word is mistaken for; the words of a span, as the jargon list writes them
+_JARGON_LABELS = frozenset({Label.NAME, Label.LOCATION, Label.ORGANIZATION})
+_JARGON_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'/-]*")
 
 #: Medical context right before an ambiguous term ("started on Allegra", "h/o Crohn").
 _LEFT_CONTEXT = re.compile(
@@ -210,17 +222,23 @@ class MedicalRecovery:
         #: are clinical unless they carry an identifier cue of their own; only spans of these sources
         use_measures: bool = True
         measure_sources: list[str] = Field(default_factory=lambda: ["regex", "ner"])
+        #: names / places / organisations made only of curated clinical jargon words are clinical
+        use_jargon: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
         self.protected = frozenset(config.protect_sources)
         self.measure_sources = frozenset(config.measure_sources) if config.use_measures else frozenset()
         self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
+        self.jargon: frozenset[str] = frozenset(read_jargon()) if config.use_jargon else frozenset()
+        self.clinical_words: ClinicalWords | None = clinical_words(ctx.cache_dir) if config.use_jargon else None
 
     def dictionary_versions(self) -> dict[str, str]:
         out = {"medical": self.vocab.version}
         if self.measure_sources:
             out["clinical_measures"] = clinical_measures().version
+        if self.jargon:
+            out["clinical_words"] = jargon_version()
         return out
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
@@ -248,7 +266,9 @@ class MedicalRecovery:
         syntax = self._syntax_near(text, cand_spans) if self.config.use_syntax else []
         drop: set[int] = set()
         for i in candidates:
-            if self._is_measurement(note.spans[i], text) or self._is_medical(note.spans[i], text, matches, syntax):
+            span = note.spans[i]
+            if (self._is_measurement(span, text) or self._is_jargon(span, text)
+                    or self._is_medical(span, text, matches, syntax)):
                 drop.add(i)
         if not drop:
             return note
@@ -288,6 +308,29 @@ class MedicalRecovery:
         (every source of a merged span must be one)."""
         sources = span_sources(span)
         return bool(sources) and sources <= self.measure_sources and measurement_value(text, span.start, span.end)
+
+    def _is_jargon(self, span: Span, text: str) -> bool:
+        """Every word of a NAME / LOCATION / ORGANIZATION span is curated clinical jargon, and no title or
+        credential makes it a name ("Dr. Swan")."""
+        if not self.jargon or span.label not in _JARGON_LABELS:
+            return False
+        words = _JARGON_TOKEN.findall(text, span.start, span.end)
+        if not words:
+            return False
+        if any(w.lower() not in self.jargon for w in words) and not self._clinical_word(span, words):
+            return False
+        return not name_context(text, span.start, span.end)
+
+    def _clinical_word(self, span: Span, words: Sequence[str]) -> bool:
+        """One word without case evidence (lower case or capitals), not a dictionary's find, that the
+        clinical-word filter knows."""
+        if len(words) != 1 or self.clinical_words is None or "dictionary" in span_sources(span):
+            return False
+        w = words[0]
+        # two letters are as often initials or a state ("PA", "MS") as abbreviations
+        if len(w) < 3 or not w.isalpha() or not (w.islower() or w.isupper()):
+            return False
+        return self.clinical_words.reason(w) is not None
 
     def _is_medical(self, span: Span, text: str, matches: Sequence[MedicalMatch],
                     syntax: Sequence[tuple[int, int, str]]) -> bool:

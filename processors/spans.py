@@ -22,7 +22,9 @@ from schemas.models import Span
 NER_THRESHOLD = 0.08
 
 #: The ensemble's default acceptance threshold per span source.
-SOURCE_THRESHOLDS: dict[str, float] = {"regex": 0.3, "message": 0.0, "dictionary": 0.5, "ner": NER_THRESHOLD,
+#: regex 0.4: shapes scored below it (bare "5/10"-style fractions read as dates, short digit runs) count only
+#: with another detector's vote (refitted by scripts/fit_ensemble_cv.py, cross-validated by patient group)
+SOURCE_THRESHOLDS: dict[str, float] = {"regex": 0.4, "message": 0.0, "dictionary": 0.5, "ner": NER_THRESHOLD,
                                        "llm": 0.5}
 
 

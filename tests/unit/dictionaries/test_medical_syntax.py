@@ -57,6 +57,10 @@ def test_when_genes_are_given_as_any_iterable_then_they_are_recognised() -> None
         ("epinephrine 1:1000", "1:1000", "ratio"),
         ("Meds at 0630 and 1800", "at 0630 and 1800", "time"),
         ("Lasix 40 mg given @ 1105 today", "@ 1105", "time"),
+        ("NPN CCU 7 PM - 7 AM: S/P stent", "7 PM - 7 AM", "time"),
+        ("pt is 775cc neg since 12am", "12am", "time"),
+        ("Time frame: 3:15-4:00pm", "3:15-4:00pm", "time"),
+        ("EXPIRED AT 3:10 A.M. FAMILY AWARE", "3:10 A.M.", "time"),
         ("morphine q6h prn", "q6h", "frequency"),
         ("Na 138, K 4.1", "Na 138", "lab"),
         ("MRI C5-C6 herniation", "C5-C6", "vertebra"),
@@ -94,6 +98,7 @@ def test_when_text_has_medical_syntax_then_it_is_recognised(
         "Collected 2018-04-08 1105.",
         "Collected 2018-04-08 @ 1105.",
         "Dose given at 1105 on 08-Apr-18.",
+        "Extubated 3/14 at 10 am.",
         "",
     ],
 )

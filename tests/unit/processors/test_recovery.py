@@ -258,3 +258,57 @@ def test_when_a_number_repeats_the_patients_own_identifier_then_it_is_kept(recov
     note = make_note("CK 1461 this am.", [("1461", "ID", "ner")], patient=patient)
     (out,) = recovery.process_batch([note])
     assert out.dropped == ()
+
+
+@pytest.mark.parametrize(
+    ("case", "text", "specs", "dropped"),
+    [
+        ("drip_shorthand", "LEVO WEANED OFF, VANCO GIVEN.", [("LEVO", "NAME", "ner"), ("VANCO", "NAME", "ner")],
+         ["LEVO", "VANCO"]),
+        ("line_as_place", "aline d/c'd, swan remains.", [("aline", "LOCATION", "ner"), ("swan", "NAME", "ner")],
+         ["aline", "swan"]),
+        ("service_as_org", "Screened by rehab today.", [("rehab", "ORGANIZATION", "ner+dictionary")], ["rehab"]),
+        ("title_keeps_name", "Spoke with Dr. Swan about the plan.", [("Swan", "NAME", "ner")], []),
+        ("credential_keeps_name", "Plan reviewed with Foley, RN.", [("Foley", "NAME", "ner")], []),
+        ("not_all_jargon", "Levo started by Smith.", [("Levo started by Smith", "NAME", "ner")], []),
+        ("dates_untouched", "Levo on Monday.", [("Monday", "DATE", "ner")], []),
+        ("message_protected", "Neo at bedside.", [("Neo", "NAME", "message")], []),
+        ("lower_clinical_word", "allergies: nkda. kub done.", [("allergies", "NAME", "ner"), ("kub", "NAME", "ner")],
+         ["allergies", "kub"]),
+        ("caps_clinical_word", "KUB DONE, ALLERGIES NKDA.", [("KUB", "ORGANIZATION", "ner")], ["KUB"]),
+        ("title_case_is_evidence", "Seen by Allergies today.", [("Allergies", "NAME", "ner")], []),
+        ("title_keeps_lower", "seen by dr. brown today.", [("brown", "NAME", "ner")], []),
+        ("dictionary_find_kept", "kub done.", [("kub", "NAME", "dictionary")], []),
+        ("not_clinical", "amber at bedside.", [("amber", "NAME", "ner")], []),
+    ],
+    ids=lambda v: v if isinstance(v, str) and " " not in v and len(v) < 30 else "",
+)
+def test_when_span_is_only_curated_jargon_then_dropped_unless_name_evidence(
+    recovery: MedicalRecovery, case: str, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, specs)])[0]
+    assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
+
+
+def test_when_use_jargon_off_then_jargon_spans_stay() -> None:
+    proc = build_processor("recovery", {"use_jargon": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("LEVO WEANED OFF.", [("LEVO", "NAME", "ner")])])[0]
+    assert not note.dropped
+    assert "clinical_words" not in proc.dictionary_versions()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        ("NPN CCU 7 PM - 7 AM. S/P stent.", [("7 PM", "DATE", "ner"), ("7 AM", "DATE", "ner+regex")],
+         ["7 PM", "7 AM"]),
+        ("Negative 500 cc since 12am.", [("12am", "DATE", "ner")], ["12am"]),
+        ("Extubated 3/14 at 10 am.", [("3/14 at 10 am", "DATE", "ner")], []),  # a date-time: an identifier
+        ("Extubated 3/14 at 10 am.", [("3/14", "DATE", "regex")], []),
+    ],
+)
+def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, specs)])[0]
+    assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
