@@ -35,6 +35,7 @@ STEP_MODULES: dict[str, str] = {
     "regex": "processors.regex.step",            # identifier shapes (Presidio pattern recognizers as data)
     "ner": "processors.ner.step",                # fine-tuned transformer token classifier
     "dictionary": "processors.dictionary.step",  # the message's own identifiers + institution/name lists
+    "llm": "processors.llm.step",                # optional: an LLM proposes missed identifier strings (add-only)
     "recovery": "processors.recovery",           # un-tag medical terms and clinical number syntax
     "ensemble": "processors.ensemble",           # thresholds, votes, overlap resolution
     "transform": "processors.transform.step",    # tag | surrogate | dateshift; builds the output
@@ -42,8 +43,11 @@ STEP_MODULES: dict[str, str] = {
     "metrics": "processors.metrics.step",        # recall proxy + clinical information retention
 }
 
-#: Default step order (all of STEP_MODULES). Without a model (or for the fastest CPU path) drop "ner".
-DEFAULT_STEPS: tuple[str, ...] = tuple(STEP_MODULES)
+#: Optional steps: in the registry, not in the default order (``llm`` is turned on by the ``llm`` settings).
+OPTIONAL_STEPS: frozenset[str] = frozenset({"llm"})
+#: Default step order (STEP_MODULES less the optional steps). Without a model (or for the fastest CPU path)
+#: drop "ner".
+DEFAULT_STEPS: tuple[str, ...] = tuple(s for s in STEP_MODULES if s not in OPTIONAL_STEPS)
 
 
 @dataclass(frozen=True, slots=True)
