@@ -84,7 +84,7 @@ class ClinicalRetention(BaseModel):
 
 
 class ResidualRisk(BaseModel):
-    """No-gold estimate of the identifiers still in the output (``processors/metrics/risk.py``): signals
+    """No-gold estimate of the identifiers still in the output (``processors/risk.py``): signals
     found in the text no final span covers, their weighted sum and a 0-1 score."""
 
     model_config = _FROZEN

@@ -41,14 +41,12 @@ Clinical information retention:
 
 from __future__ import annotations
 
-import functools
 import importlib
 import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -68,9 +66,9 @@ from processors.metrics.cir import (
     syntax_spans,
 )
 from processors.metrics.proxy import known_identifiers, leak_entities, recall_proxy, repeated_occurrences
-from processors.metrics.retention import WordJudge, count_retention
-from processors.metrics.risk import RISKY_SCORE, residual_risk
+from processors.metrics.retention import count_retention
 from processors.pipeline import PIPELINE_VERSION, BuildContext, Note, register
+from processors.risk import RISKY_SCORE, WordJudge, note_risk, recorded_ner_mass, word_judge
 from processors.spans import Intervals, OffsetMap
 from schemas.errors import ConfigError
 from schemas.labels import Label, Subtype
@@ -118,7 +116,7 @@ def compute_note_metrics(
     ``words``: the clinical-word / name-list judge of retention and risk (built from the default cache
     when None)."""
     text, output, o = note.text, note.output, options
-    word_judge = words if words is not None else WordJudge(o.common_word_zipf)
+    words_judge = words if words is not None else WordJudge(o.common_word_zipf)
     spans_by_label = Counter(str(s.label) for s in note.spans)
     spans_by_source = Counter(s.source for s in note.spans)
     dropped_by_source = Counter(s.source for s in note.dropped)
@@ -133,10 +131,8 @@ def compute_note_metrics(
     def syntax(t: str, a: int, b: int) -> Sequence[tuple[int, int, str]]:
         return cast(Sequence[tuple[int, int, str]], syntax_spans(vocab, t, a, b))
 
-    mass = note.extra.get("ner_low_confidence_mass")
-    r = residual_risk(text, note.spans, judge=word_judge, medical_terms=matches, rejected=note.dropped,
-                      message=[(s.start, s.end) for s in message], syntax=syntax,
-                      ner_mass=float(mass) if isinstance(mass, int | float) else None, threshold=o.risky_score)
+    r = note_risk(text, note.spans, medical=vocab, judge=words_judge, rejected=note.dropped, message=message,
+                  ner_mass=recorded_ner_mass(note.extra), matches=matches, threshold=o.risky_score)
     risk = ResidualRisk(names=r.names, proper_nouns=r.proper_nouns, identifier_numbers=r.identifier_numbers,
                         rejected_mass=r.rejected_mass, ner_mass=r.ner_mass, kchars=r.kchars, detected=r.detected,
                         expected=r.expected,
@@ -159,7 +155,7 @@ def compute_note_metrics(
         entities.sort(key=lambda e: (e.start, e.end))
         recall = recall_proxy(text, output, entities, offsets, threshold=o.threshold, sentences=o.sentences,
                               ignore_case=o.ignore_case, min_chars=o.min_chars)
-        retention = _retention(note, output, offsets, vocab, msg, matches, o, classifier, judge, words=word_judge,
+        retention = _retention(note, output, offsets, vocab, msg, matches, o, classifier, judge, words=words_judge,
                                syntax=syntax)
 
     return NoteMetrics(
@@ -210,15 +206,6 @@ def _retention(note: Note, output: str, offsets: OffsetMap, vocab: Any, message:
         chunk_tokens=o.chunk_tokens, chunks=chunks.chunks, chunks_changed=chunks.changed,
         chunks_clinical=chunks.clinical, cire=chunks.cire, cire_judge=judge.name if judge is not None else "rules",
     )
-
-
-@functools.lru_cache(maxsize=4)
-def _clinical_words(cache_dir: Path | None) -> Any:
-    """The clinical-word filter, built once per process and cache folder (it reads the ICD-10-CM and HPO
-    texts: seconds)."""
-    from dictionaries.jargon import clinical_words
-
-    return clinical_words(cache_dir)
 
 
 def _load_plugin(spec: str, ctx: BuildContext) -> Any:
@@ -284,8 +271,7 @@ class Metrics:
             redact_providers=ctx.policy.redact_providers, common_word_zipf=ctx.policy.common_word_zipf,
             risky_score=config.risky_score,
         )
-        cache_dir = ctx.cache_dir
-        self.words = WordJudge(ctx.policy.common_word_zipf, lambda: _clinical_words(cache_dir))
+        self.words = word_judge(ctx.policy.common_word_zipf, ctx.cache_dir)
         self.classifier: ClinicalClassifier = ConceptClassifier(self.vocab)
         if config.classifier != "concepts":
             self.classifier = cast(ClinicalClassifier, _load_plugin(config.classifier, ctx))
