@@ -58,7 +58,6 @@ from processors.metrics.cir import (
     ConceptClassifier,
     cire,
     jsc,
-    medical_matches,
     nsdcg,
     output_matches,
     softmax,
@@ -68,11 +67,11 @@ from processors.metrics.cir import (
 from processors.metrics.proxy import known_identifiers, leak_entities, recall_proxy, repeated_occurrences
 from processors.metrics.retention import count_retention
 from processors.pipeline import PIPELINE_VERSION, BuildContext, Note, register
-from processors.risk import RISKY_SCORE, WordJudge, note_risk, recorded_ner_mass, word_judge
+from processors.risk import RISKY_SCORE, WordJudge, medical_matches, note_risk, recorded_ner_mass, word_judge
 from processors.spans import Intervals, OffsetMap
 from schemas.errors import ConfigError
 from schemas.labels import Label, Subtype
-from schemas.metrics import ClinicalRetention, NoteMetrics, RecallProxy, ResidualRisk
+from schemas.metrics import ClinicalRetention, LLMOutcome, NoteMetrics, RecallProxy, ResidualRisk
 from schemas.models import Span, Versions
 
 logger = logging.getLogger(__name__)
@@ -158,6 +157,10 @@ def compute_note_metrics(
         retention = _retention(note, output, offsets, vocab, msg, matches, o, classifier, judge, words=words_judge,
                                syntax=syntax)
 
+    # what the llm step did (it records an LLMOutcome on the note; absent without that step)
+    llm = note.extra.get("llm")
+    if not isinstance(llm, LLMOutcome):
+        llm = None
     return NoteMetrics(
         note_pseudonym=note.note_pseudonym, patient_pseudonym=note.patient_pseudonym, chars=len(text),
         spans=len(note.spans), dropped=len(note.dropped),
@@ -165,7 +168,7 @@ def compute_note_metrics(
         dropped_by_source=dict(sorted(dropped_by_source.items())), leak=note.leak,
         leak_findings=len(note.leak_findings),
         leak_findings_by_label=dict(sorted(Counter(f.label for f in note.leak_findings).items())),
-        recall=recall, retention=retention, risk=risk, stage_ms=stage_ms, total_ms=round(sum(stage_ms.values()), 3),
+        recall=recall, retention=retention, risk=risk, llm=llm, stage_ms=stage_ms, total_ms=round(sum(stage_ms.values()), 3),
         versions=versions,
     )
 
