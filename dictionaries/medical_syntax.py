@@ -538,7 +538,7 @@ def measurement_value(text: str, start: int, end: int) -> bool:
 # The other side of ``measurement_value``: what makes a number an identifier whatever detector found it.
 # The retention metric counts a number the output changed as clinical content lost unless the span around it
 # has one of these (processors/metrics/retention.py); the residual-risk score counts untagged numbers that
-# have one (processors/metrics/risk.py).
+# have one (processors/risk.py).
 
 #: a phone number: 10 digits in groups (area code optional in brackets), or 7 with a separator
 _PHONE = re.compile(r"(?<![\d.])(?:\+?1[-.\s]?)?\(?\d{3}\)?[-.\s]?\d{3}[-.\s]?\d{4}(?![\d.])|(?<![\d./-])\d{3}[-.]\d{4}(?![\d./-])")

@@ -35,6 +35,7 @@ STEP_MODULES: dict[str, str] = {
     "regex": "processors.regex.step",            # identifier shapes (Presidio pattern recognizers as data)
     "ner": "processors.ner.step",                # fine-tuned transformer token classifier
     "dictionary": "processors.dictionary.step",  # the message's own identifiers + institution/name lists
+    "llm": "processors.llm.step",                # optional: an LLM proposes missed identifier strings (add-only)
     "recovery": "processors.recovery",           # un-tag medical terms and clinical number syntax
     "ensemble": "processors.ensemble",           # thresholds, votes, overlap resolution
     "transform": "processors.transform.step",    # tag | surrogate | dateshift; builds the output
@@ -42,8 +43,11 @@ STEP_MODULES: dict[str, str] = {
     "metrics": "processors.metrics.step",        # recall proxy + clinical information retention
 }
 
-#: Default step order (all of STEP_MODULES). Without a model (or for the fastest CPU path) drop "ner".
-DEFAULT_STEPS: tuple[str, ...] = tuple(STEP_MODULES)
+#: Optional steps: in the registry, not in the default order (``llm`` is turned on by the ``llm`` settings).
+OPTIONAL_STEPS: frozenset[str] = frozenset({"llm"})
+#: Default step order (STEP_MODULES less the optional steps). Without a model (or for the fastest CPU path)
+#: drop "ner".
+DEFAULT_STEPS: tuple[str, ...] = tuple(s for s in STEP_MODULES if s not in OPTIONAL_STEPS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,13 +264,18 @@ class Pipeline:
 
     def versions(self) -> Versions:
         """What the output headers and metrics name: the pipeline version, the model a step runs
-        (``model_id``), every vocabulary a step loaded (``dictionary_versions()``), and the config hash."""
+        (``model_id``), every vocabulary a step loaded (``dictionary_versions()``), the config hash, and the
+        LLM pass's model and prompt version (``llm_model_id``, ``llm_prompt_version``)."""
         if self._versions is None:
             model: str | None = None
+            llm_model: str | None = None
+            llm_prompt: str | None = None
             dictionaries: dict[str, str] = {}
             for proc in self.processors:
                 try:
                     model = model or getattr(proc, "model_id", None)
+                    llm_model = llm_model or getattr(proc, "llm_model_id", None)
+                    llm_prompt = llm_prompt or getattr(proc, "llm_prompt_version", None)
                     report = getattr(proc, "dictionary_versions", None)
                     if callable(report):
                         dictionaries.update({str(k): str(v) for k, v in report().items()})
@@ -274,7 +283,8 @@ class Pipeline:
                     logger.warning("versions of step %s unavailable (%s)", proc.name, type(exc).__name__)
             self._versions = Versions(pipeline=PIPELINE_VERSION, model=model,
                                       dictionaries=dict(sorted(dictionaries.items())),
-                                      config_hash=self.config.config_hash())
+                                      config_hash=self.config.config_hash(), llm_model=llm_model,
+                                      llm_prompt=llm_prompt)
         return self._versions
 
     def run(self, inputs: Sequence[NoteIn]) -> list[Note]:

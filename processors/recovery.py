@@ -219,9 +219,10 @@ class MedicalRecovery:
         context_window: int = Field(default=40, ge=0, le=400)
         protect_message_identifiers: bool = True
         #: numbers in vitals / ventilator / lab context ("BP 91-146/48-63", "AC 600x12", "ABG 7.38/33/169")
-        #: are clinical unless they carry an identifier cue of their own; only spans of these sources
+        #: are clinical unless they carry an identifier cue of their own; only spans of these sources (an LLM
+        #: proposes such numbers as IDs or dates too)
         use_measures: bool = True
-        measure_sources: list[str] = Field(default_factory=lambda: ["regex", "ner"])
+        measure_sources: list[str] = Field(default_factory=lambda: ["regex", "ner", "llm"])
         #: names / places / organisations made only of curated clinical jargon words are clinical
         use_jargon: bool = True
 

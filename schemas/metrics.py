@@ -8,9 +8,14 @@ Version 2 (issue 14): number retention counts what the pipeline itself tagged (l
 cue of its own), word retention and the counts removed for a reason are new, and ``risk`` (residual risk of
 missed identifiers, no gold) is published on every note. The recall proxy (``recall``) still measures only
 the removal of identifiers the pipeline or the message knows about.
+
+Version 3 (issue 11): ``llm``, what the optional LLM pass did with the note (ok / skipped / failed with a
+reason code, the residual-risk score it gated on, counts); None when the pipeline has no ``llm`` step.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -84,7 +89,7 @@ class ClinicalRetention(BaseModel):
 
 
 class ResidualRisk(BaseModel):
-    """No-gold estimate of the identifiers still in the output (``processors/metrics/risk.py``): signals
+    """No-gold estimate of the identifiers still in the output (``processors/risk.py``): signals
     found in the text no final span covers, their weighted sum and a 0-1 score."""
 
     model_config = _FROZEN
@@ -102,12 +107,37 @@ class ResidualRisk(BaseModel):
     risky: bool = Field(description="score >= the risky threshold (the LLM step's gate)")
 
 
+class LLMOutcome(BaseModel):
+    """What the optional LLM pass (step ``llm``) did with the note: a status, a reason code and counts, never text.
+
+    ``failed``: at least one request failed after the client's retries; ``reason`` is the client's code
+    (timeout, connection, server_error, rate_limited, auth, bad_request, refusal, malformed, truncated, empty,
+    error) and the spans of the requests that succeeded are kept. ``skipped``: ``below_threshold`` (mode
+    ``risky``, ``gate_score`` under ``risk_threshold``) or ``empty_note``."""
+
+    model_config = _FROZEN
+
+    status: Literal["ok", "skipped", "failed"]
+    reason: str | None = Field(default=None, description="why skipped or failed: a code, never text")
+    mode: Literal["always", "risky"]
+    gate_score: float = Field(ge=0.0, le=1.0, description="residual-risk score of the candidates before the pass")
+    risk_threshold: float = Field(ge=0.0, le=1.0, description="risky mode sends notes with gate_score >= this")
+    windows: int = Field(default=0, ge=0, description="requests for this note (one per window of its text)")
+    windows_failed: int = Field(default=0, ge=0, description="of them, without a valid answer")
+    proposed: int = Field(default=0, ge=0, description="distinct identifier strings the model returned")
+    located: int = Field(default=0, ge=0, description="of them, found in the original text")
+    not_found: int = Field(default=0, ge=0, description="of them, not in the original text (dropped)")
+    rejected: int = Field(default=0, ge=0, description="of them, dropped as too short or an age not over 89")
+    spans: int = Field(default=0, ge=0, description="spans added (every occurrence of a located string)")
+    ms: float = Field(default=0.0, ge=0.0, description="time in requests for this note (they run concurrently)")
+
+
 class NoteMetrics(BaseModel):
     """Everything measured about one processed note; no text, no identifiers."""
 
     model_config = _FROZEN
 
-    metrics_version: str = "2"
+    metrics_version: str = "3"
     note_pseudonym: str | None = None
     patient_pseudonym: str | None = None
     chars: int = Field(ge=0)
@@ -122,6 +152,7 @@ class NoteMetrics(BaseModel):
     recall: RecallProxy | None = None
     retention: ClinicalRetention | None = None
     risk: ResidualRisk | None = None
+    llm: LLMOutcome | None = None
     stage_ms: dict[str, float] = Field(default_factory=dict, description="per-stage latency, ms per note")
     total_ms: float = Field(default=0.0, ge=0.0)
     versions: Versions

@@ -155,6 +155,9 @@ class Versions(BaseModel):
     model: str | None = None
     dictionaries: dict[str, str] = Field(default_factory=dict)
     config_hash: str
+    #: the optional LLM pass: the served model and the prompt files' versions (``en:1,es:1,...``)
+    llm_model: str | None = None
+    llm_prompt: str | None = None
 
 
 class DeidentifiedNote(BaseModel):

@@ -4,9 +4,9 @@
         [--labels physionet] [--k 5] [--seed 0] [--l2 1.0] [-o scripts/results/risk_cv_physionet.json]
 
 The pipeline (detection steps, transform, leak check, metrics) runs once over every note; each note gives its
-residual-risk signals (``NoteMetrics.risk``, ``processors/metrics/risk.py``) and its truth, the gold
+residual-risk signals (``NoteMetrics.risk``, ``processors/risk.py``) and its truth, the gold
 identifiers the output did not fully remove. In each fold a Poisson regression
-(``processors.metrics.risk.fit_weights``) is fitted on the other folds' notes only (no patient's notes both
+(``processors.risk.fit_weights``) is fitted on the other folds' notes only (no patient's notes both
 fitted and scored) and scores the held-out notes; the pooled held-out scores give the cross-validated AUROC
 for "this note has a missed identifier", the Spearman correlation of expected against missed, and the mean
 expected against the mean missed. The fit on all notes is
@@ -30,7 +30,7 @@ from processors.evaluation import stats  # noqa: E402
 from processors.evaluation.folds import splits  # noqa: E402
 from processors.evaluation.gold import load_gold, load_label_map  # noqa: E402
 from processors.evaluation.scoring import evaluate_note  # noqa: E402
-from processors.metrics.risk import DEFAULT_WEIGHTS, RiskWeights, fit_weights, risk_expected  # noqa: E402
+from processors.risk import DEFAULT_WEIGHTS, RiskWeights, fit_weights, risk_expected  # noqa: E402
 from streams.cli._util import span_record  # noqa: E402
 from streams.cli.eval import run_pipeline  # noqa: E402
 

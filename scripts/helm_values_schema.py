@@ -1,6 +1,8 @@
 """Write helm/deidstream/values.schema.json: the chart's own values, and ``settings`` as the JSON Schema of
 streams.settings.Settings (pydantic's), less the secret fields (those come from Kubernetes Secrets only,
-so the schema rejects them in values). tests/unit/helm keeps the committed file equal to this output.
+so the schema rejects them in values) and the ``llm`` fields that the chart's ``llm`` block sets (their
+schemas move there, so each field has one place in values). tests/unit/helm keeps the committed file equal
+to this output.
 
     python scripts/helm_values_schema.py            # rewrite the file
 """
@@ -17,7 +19,11 @@ sys.path.insert(0, str(REPO))
 OUT = REPO / "helm" / "deidstream" / "values.schema.json"
 #: Settings fields that never appear in values (section, field); the chart takes them from Secrets.
 SECRET_FIELDS = (("", "secret"), ("KafkaSettings", "ssl_password"), ("KafkaSettings", "sasl_password"),
-                 ("TelemetrySettings", "otlp_headers"))
+                 ("TelemetrySettings", "otlp_headers"), ("LLMSettings", "api_key"))
+#: The chart's ``llm`` block (value -> LLMSettings field): the worker Deployment sets them as DEID_LLM__* only
+#: when ``llm.enabled``, so they are not in ``settings.llm``.
+LLM_BLOCK = {"url": "url", "model": "model", "mode": "mode", "riskThreshold": "risk_threshold",
+             "timeoutS": "timeout_s", "concurrency": "concurrency"}
 
 
 def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -80,7 +86,7 @@ def chart_values() -> dict[str, Any]:
         "networkPolicy": _obj({"enabled": BOOL, "kafkaPorts": {"type": "array", "items": INT1},
                                "kafkaCidrs": {"type": "array", "items": STR}, "otlpPort": INT1,
                                "probeFrom": LIST, "extraEgress": LIST}),
-        "llm": _obj({"enabled": BOOL, "url": STR, "model": STR, "apiKey": SECRET_REF}),
+        "llm": _obj({"enabled": BOOL, **llm_block(), "apiKey": SECRET_REF}),
         "vllm": _obj({
             "enabled": BOOL, "image": IMAGE, "model": {"type": "string", "minLength": 1},
             "servedModelName": {"type": "string", "minLength": 1}, "gpus": INT1, "maxModelLen": INT1,
@@ -91,13 +97,23 @@ def chart_values() -> dict[str, Any]:
     }
 
 
+def llm_block() -> dict[str, Any]:
+    """The ``llm`` block's settings values, with LLMSettings' own schemas for them."""
+    from streams.settings import LLMSettings
+
+    props = LLMSettings.model_json_schema()["properties"]
+    # the chart's defaults differ (mode: risky once llm.enabled): keep the constraints, drop the annotations
+    return {value: {k: v for k, v in props[field].items() if k not in ("default", "title")}
+            for value, field in LLM_BLOCK.items()}
+
+
 def settings_schema() -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the ``settings`` property, its $defs) from Settings, secret fields removed."""
+    """(the ``settings`` property, its $defs) from Settings, secret fields and the ``llm`` block's removed."""
     from streams.settings import Settings
 
     schema = Settings.model_json_schema()
     defs: dict[str, Any] = schema.pop("$defs", {})
-    for section, name in SECRET_FIELDS:
+    for section, name in (*SECRET_FIELDS, *(("LLMSettings", f) for f in LLM_BLOCK.values())):
         target = schema if not section else defs[section]
         target["properties"].pop(name)
     schema.pop("title", None)

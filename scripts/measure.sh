@@ -3,6 +3,8 @@
 # Usage: scripts/measure.sh [STEPS]   (default: the settings' detection steps)
 #        scripts/measure.sh metrics   the per-note metrics against gold only (issue 14: retention and residual
 #                                     risk vs truth on the three sets, and the risk fit cross-validated by patient)
+#        scripts/measure.sh llm       the LLM pass against the local test server: added latency per note, and the
+#                                     share of notes the risky gate sends and how its score ranks missed identifiers
 # Data: ../shared/data/eval (presidio_synth_v2, physionet_deid_dev) beside the checkout.
 # DEID_BIN / DEID_PYTHON override the commands (default: the checkout's .venv).
 set -euo pipefail
@@ -33,6 +35,16 @@ json.dump(res, open(out, "w"), indent=2)
 PYEOF
   $PY scripts/fit_risk_cv.py --gold ../shared/data/eval/physionet_deid_dev.jsonl --labels physionet \
     -o "$OUT/risk_cv_physionet.json"
+  rm -rf "$TMP"
+  exit 0
+fi
+if [ "${1:-}" = "llm" ]; then  # the LLM pass (issue 11): its added latency, and the risky gate on the gold sets
+  mkdir -p "$OUT"
+  $BIN synth --n 500 --seed 9001 -o "$TMP/synth_eval.jsonl"
+  $PY scripts/bench_llm.py --n 200 --chars 1000 --rounds 5 -o "$OUT/bench_llm.json"
+  $PY scripts/llm_gate.py --gold physionet_dev=../shared/data/eval/physionet_deid_dev.jsonl:physionet \
+    --gold "synthetic=$TMP/synth_eval.jsonl:" --gold presidio_synth_v2=../shared/data/eval/presidio_synth_v2.jsonl:presidio \
+    -o "$OUT/llm_gate.json"
   rm -rf "$TMP"
   exit 0
 fi

@@ -134,6 +134,10 @@ def version_headers(versions: Versions) -> list[tuple[str, bytes]]:
            ("deid-config-hash", versions.config_hash.encode())]
     if versions.model:
         out.append(("deid-model-id", versions.model.encode()))
+    if versions.llm_model:
+        out.append(("deid-llm-model", versions.llm_model.encode()))
+    if versions.llm_prompt:
+        out.append(("deid-llm-prompt", versions.llm_prompt.encode()))
     if versions.dictionaries:
         out.append(("deid-dictionary-versions",
                     json.dumps(versions.dictionaries, sort_keys=True, separators=(",", ":")).encode()))

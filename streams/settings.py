@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -131,6 +131,43 @@ class TelemetrySettings(BaseModel):
     metrics_interval_s: float = Field(default=15.0, gt=0)
 
 
+class LLMSettings(BaseModel):
+    """The optional LLM pass (step ``llm``) and the LLM judges: any OpenAI-compatible server (``vllm serve``).
+
+    ``mode``: ``off`` (default), ``always`` (every note) or ``risky`` (notes whose residual-risk score before
+    the pass is at least ``risk_threshold``). ``always`` / ``risky`` with a ``url`` put the step into the
+    pipeline (after the detectors, before ``recovery``) without editing ``pipeline.steps``."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+    url: str = Field(default="", description="base URL of the OpenAI-compatible API, e.g. http://vllm:8000/v1")
+    model: str = Field(default="", description="model name the server serves (vllm --served-model-name)")
+    mode: Literal["off", "always", "risky"] = "off"
+    api_key: SecretStr | None = Field(default=None, description="bearer token (vllm --api-key); never shown")
+    timeout_s: float = Field(default=30.0, gt=0, description="per request, retries excluded")
+    concurrency: int = Field(default=8, ge=1, le=256, description="requests in flight at once per worker")
+    max_retries: int = Field(default=2, ge=0, le=10, description="retries with backoff (openai SDK) per request")
+    risk_threshold: float = Field(default=0.1, ge=0.0, le=1.0, description="risky mode: the residual-risk gate")
+    max_chars: int = Field(default=6000, ge=200, description="longest text per request; longer notes go in windows")
+    max_tokens: int = Field(default=512, ge=16, description="longest answer per request")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        v = v.strip()
+        if v and not v.startswith(("http://", "https://")):
+            raise ValueError("llm.url must start with http:// or https://")
+        return v
+
+    def enabled(self) -> bool:
+        return self.mode != "off"
+
+    def step_options(self) -> dict[str, Any]:
+        """The ``llm`` step's options (the API key stays a SecretStr: masked in dumps and the config hash)."""
+        return {"url": self.url, "model": self.model, "mode": self.mode, "api_key": self.api_key,
+                "timeout_s": self.timeout_s, "concurrency": self.concurrency, "max_retries": self.max_retries,
+                "risk_threshold": self.risk_threshold, "max_chars": self.max_chars, "max_tokens": self.max_tokens}
+
+
 class Settings(BaseSettings):
     """Effective configuration of the CLI and the worker."""
 
@@ -148,6 +185,14 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     health: HealthSettings = Field(default_factory=HealthSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @model_validator(mode="after")
+    def _llm_needs_server(self) -> Settings:
+        if self.llm.enabled() and (not self.llm.url or not self.llm.model):
+            raise ValueError(f"llm.mode is {self.llm.mode!r}: set llm.url and llm.model (DEID_LLM__URL, "
+                             "DEID_LLM__MODEL), or DEID_LLM__MODE=off")
+        return self
 
     @classmethod
     def settings_customise_sources(
@@ -161,10 +206,24 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, _yaml_source(settings_cls), file_secret_settings)
 
     def pipeline_config(self) -> PipelineConfig:
-        """The pipeline config with the ``transform`` section folded into the transform step's options."""
+        """The pipeline config with the ``transform`` section folded into the transform step's options, and
+        the ``llm`` section into the ``llm`` step's (the step is inserted before ``recovery``, or after the
+        last detector, when ``llm.mode`` is not ``off``)."""
         options = {k: dict(v) for k, v in self.pipeline.options.items()}
         options.setdefault("transform", {}).update(self.transform.model_dump())
-        return self.pipeline.model_copy(update={"options": options})
+        steps = tuple(self.pipeline.steps)
+        if self.llm.enabled():
+            options.setdefault("llm", {}).update(self.llm.step_options())
+            if "llm" not in steps:
+                steps = _insert_llm(steps)
+        return self.pipeline.model_copy(update={"options": options, "steps": steps})
+
+
+def _insert_llm(steps: tuple[str, ...]) -> tuple[str, ...]:
+    """``steps`` with ``llm`` before ``recovery`` (or before the first step after the detectors)."""
+    after_detectors = ("recovery", "ensemble", "transform", "leakcheck", "metrics")
+    at = next((i for i, s in enumerate(steps) if s in after_detectors), len(steps))
+    return (*steps[:at], "llm", *steps[at:])
 
 
 def _yaml_source(settings_cls: type[BaseSettings]) -> PydanticBaseSettingsSource:

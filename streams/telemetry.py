@@ -356,6 +356,8 @@ class _Instruments:
         self.dlq = meter.create_counter("deid.dlq", unit="{note}", description="dead-lettered inputs by code")
         self.quarantine = meter.create_counter("deid.quarantine", unit="{note}",
                                                description="notes held back by the leak check")
+        self.llm = meter.create_counter("deid.llm.notes", unit="{note}",
+                                        description="notes by LLM pass outcome (ok, skipped, failed) and reason code")
         self.stage = meter.create_histogram("deid.stage.duration", unit="ms",
                                             description="per-note processing time by pipeline stage")
         self.batch = meter.create_histogram("deid.batch.duration", unit="ms", description="micro-batch time")
@@ -413,6 +415,17 @@ def count_outcome(outcome: str, *, code: str | None = None) -> None:
             inst.dlq.add(1, {"code": code or "unknown"})
         elif outcome == "quarantine":
             inst.quarantine.add(1)
+    except Exception as exc:  # noqa: BLE001
+        _warn("counter", exc)
+
+
+def count_llm(outcome: str, *, reason: str | None = None) -> None:
+    """Count one note the LLM step saw: ``outcome`` ok / skipped / failed, ``reason`` its code (never text)."""
+    inst = _inst()
+    if inst is None:
+        return
+    try:
+        inst.llm.add(1, {"outcome": outcome, "reason": reason or "none"})
     except Exception as exc:  # noqa: BLE001
         _warn("counter", exc)
 

@@ -60,6 +60,8 @@ class Outcome:
     code: str | None = None
     note_pseudonym: str | None = None
     span: Any = None
+    #: the LLM step's (status, reason) for this note; None without that step
+    llm: tuple[str, str | None] | None = None
 
 
 @dataclass(slots=True)
@@ -163,14 +165,19 @@ class BatchProcessor:
                 kind = "deid"
         except Exception as exc:  # noqa: BLE001
             return self._dlq(rec, exc, "encode", span)
+        llm = note.extra.get("llm")  # the llm step's LLMOutcome (status and a reason code; no text)
+        status = getattr(llm, "status", None)
+        llm_outcome = (str(status), getattr(llm, "reason", None)) if status else None
         if span is not None:
             try:
-                span.set_attributes({"deid.outcome": kind, "deid.spans": len(note.spans),
-                                     "deid.labels": telemetry.label_counts(note.spans),
-                                     "deid.leak": bool(note.leak)})
+                attrs = {"deid.outcome": kind, "deid.spans": len(note.spans),
+                         "deid.labels": telemetry.label_counts(note.spans), "deid.leak": bool(note.leak)}
+                if llm_outcome is not None:
+                    attrs["deid.llm"] = llm_outcome[0] + (f":{llm_outcome[1]}" if llm_outcome[1] else "")
+                span.set_attributes(attrs)
             except Exception:  # noqa: BLE001
                 pass
-        return Outcome(rec, kind, outs, note_pseudonym=note.note_pseudonym, span=span)
+        return Outcome(rec, kind, outs, note_pseudonym=note.note_pseudonym, span=span, llm=llm_outcome)
 
     def _dlq(self, rec: InRecord, exc: BaseException, stage: str, span: Any) -> Outcome:
         code, etype, reason = safe_reason(exc, stage)
@@ -255,6 +262,8 @@ async def finish_batch(result: BatchResult, sender: Sender, *, send_timeout_s: f
     now_ms = time.time() * 1000.0
     for oc in result.outcomes:
         telemetry.count_outcome(oc.kind, code=oc.code)
+        if oc.llm is not None:
+            telemetry.count_llm(oc.llm[0], reason=oc.llm[1])
         if oc.record.timestamp_ms:
             telemetry.record_latency_ms(max(0.0, now_ms - oc.record.timestamp_ms))
         telemetry.end_span(oc.span)

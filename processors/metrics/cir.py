@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 from rapidfuzz.distance import Levenshtein
 
 from processors.pipeline import Note
+from processors.risk import medical_matches
 from processors.spans import Intervals, OffsetMap
 from schemas.models import Span
 
@@ -253,24 +254,6 @@ def cire(text: str, output: str, *, sensitive: Iterable[tuple[int, int]] = (), c
 
 def span_has(span: Span, source: str) -> bool:
     return source in span.source.split("+")
-
-
-def medical_matches(text: str, vocab: Any, message: Intervals, spans: Sequence[Span] = ()) -> list[Any]:
-    """The original's medical-dictionary matches, without those on the message's own identifiers, those
-    strictly inside a longer span ("mychart" in a URL, "behavioral" in a hospital name, "PM" in a
-    date-time: parts of an identifier) and ambiguous ones (also names or places: "Iris", "Wilson") that a
-    span covers: the detectors and recovery judged them names. A span that is exactly an unambiguous
-    term still counts."""
-    ranges = sorted((s.start, s.end) for s in spans)
-    out = []
-    for m in vocab.find(text):
-        if message.overlaps(m.start, m.end):
-            continue
-        inside = [e - s for s, e in ranges if s <= m.start and m.end <= e]
-        if inside and (m.ambiguous or max(inside) > m.end - m.start):
-            continue
-        out.append(m)
-    return out
 
 
 def medical_term_changes(note: Note, vocab: Any) -> list[tuple[int, int, bool]]:

@@ -28,8 +28,6 @@ own identifiers (HL7 PID/NK1/PV1, the JSON patient block) are always removed for
 from __future__ import annotations
 
 import bisect
-import functools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +35,7 @@ from typing import Any
 from dictionaries import vocab
 from dictionaries.medical_syntax import identifier_cue, measurement_value
 from dictionaries.text import TOKEN, name_context
+from processors.risk import WordJudge, caps_line
 from processors.spans import Intervals, OffsetMap
 from schemas.models import Span
 
@@ -44,7 +43,6 @@ from schemas.models import Span
 _NUMBER_SYNTAX = frozenset({"dose", "vital", "score", "ratio", "frequency", "time", "lab", "vertebra", "exam",
                             "variant", "accession", "rsid", "drug-code"})
 _SYNTAX_MARGIN = 28
-_LETTERS = re.compile(r"[A-Za-z]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,36 +70,6 @@ class Retention:
     words: TokenCounts
     #: original ranges of the numbers that count (kept or lost): clinical content for CIRE
     number_ranges: tuple[tuple[int, int], ...]
-
-
-class WordJudge:
-    """Is a changed word clinical vocabulary, a common word, or a name? Built lazily: the clinical-word
-    filter reads the ICD-10-CM and HPO texts once (seconds), and only notes with changed words need it."""
-
-    def __init__(self, common_word_zipf: float, clinical_words: Callable[[], Any] | None = None) -> None:
-        self.common_word_zipf = common_word_zipf
-        self._factory = clinical_words
-
-    @functools.cached_property
-    def words(self) -> Any:
-        if self._factory is not None:
-            return self._factory()
-        from dictionaries.jargon import clinical_words
-
-        return clinical_words()
-
-    @functools.cached_property
-    def _names(self) -> tuple[dict[str, int], frozenset[str]]:
-        bundle = vocab.load()
-        return bundle.first_counts, frozenset(s.lower() for s in bundle.surnames)
-
-    def is_jargon(self, word: str) -> bool:
-        return bool(self.words.reason(word) == "jargon")
-
-    def is_name(self, word: str) -> bool:
-        first, last = self._names
-        w = word.lower()
-        return w in first or w in last
 
 
 def _token_ranges(text: str) -> list[tuple[int, int]]:
@@ -187,14 +155,6 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
             word["lost"] += 1
             word["lost_clinical"] += clinical
     return Retention(TokenCounts(**num), TokenCounts(**word), tuple(ranges))
-
-
-def caps_line(text: str, pos: int) -> bool:
-    """Is the line around ``pos`` written mostly in capitals? Then case says nothing about names."""
-    a = text.rfind("\n", 0, pos) + 1
-    b = text.find("\n", pos)
-    letters = "".join(_LETTERS.findall(text[a:b if b >= 0 else len(text)]))
-    return len(letters) >= 8 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 
 def _word_lost(text: str, a: int, b: int, span: Span | None, terms: Intervals,

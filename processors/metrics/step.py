@@ -41,14 +41,12 @@ Clinical information retention:
 
 from __future__ import annotations
 
-import functools
 import importlib
 import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -60,7 +58,6 @@ from processors.metrics.cir import (
     ConceptClassifier,
     cire,
     jsc,
-    medical_matches,
     nsdcg,
     output_matches,
     softmax,
@@ -68,13 +65,13 @@ from processors.metrics.cir import (
     syntax_spans,
 )
 from processors.metrics.proxy import known_identifiers, leak_entities, recall_proxy, repeated_occurrences
-from processors.metrics.retention import WordJudge, count_retention
-from processors.metrics.risk import RISKY_SCORE, residual_risk
+from processors.metrics.retention import count_retention
 from processors.pipeline import PIPELINE_VERSION, BuildContext, Note, register
+from processors.risk import RISKY_SCORE, WordJudge, medical_matches, note_risk, recorded_ner_mass, word_judge
 from processors.spans import Intervals, OffsetMap
 from schemas.errors import ConfigError
 from schemas.labels import Label, Subtype
-from schemas.metrics import ClinicalRetention, NoteMetrics, RecallProxy, ResidualRisk
+from schemas.metrics import ClinicalRetention, LLMOutcome, NoteMetrics, RecallProxy, ResidualRisk
 from schemas.models import Span, Versions
 
 logger = logging.getLogger(__name__)
@@ -118,7 +115,7 @@ def compute_note_metrics(
     ``words``: the clinical-word / name-list judge of retention and risk (built from the default cache
     when None)."""
     text, output, o = note.text, note.output, options
-    word_judge = words if words is not None else WordJudge(o.common_word_zipf)
+    words_judge = words if words is not None else WordJudge(o.common_word_zipf)
     spans_by_label = Counter(str(s.label) for s in note.spans)
     spans_by_source = Counter(s.source for s in note.spans)
     dropped_by_source = Counter(s.source for s in note.dropped)
@@ -133,10 +130,8 @@ def compute_note_metrics(
     def syntax(t: str, a: int, b: int) -> Sequence[tuple[int, int, str]]:
         return cast(Sequence[tuple[int, int, str]], syntax_spans(vocab, t, a, b))
 
-    mass = note.extra.get("ner_low_confidence_mass")
-    r = residual_risk(text, note.spans, judge=word_judge, medical_terms=matches, rejected=note.dropped,
-                      message=[(s.start, s.end) for s in message], syntax=syntax,
-                      ner_mass=float(mass) if isinstance(mass, int | float) else None, threshold=o.risky_score)
+    r = note_risk(text, note.spans, medical=vocab, judge=words_judge, rejected=note.dropped, message=message,
+                  ner_mass=recorded_ner_mass(note.extra), matches=matches, threshold=o.risky_score)
     risk = ResidualRisk(names=r.names, proper_nouns=r.proper_nouns, identifier_numbers=r.identifier_numbers,
                         rejected_mass=r.rejected_mass, ner_mass=r.ner_mass, kchars=r.kchars, detected=r.detected,
                         expected=r.expected,
@@ -159,9 +154,13 @@ def compute_note_metrics(
         entities.sort(key=lambda e: (e.start, e.end))
         recall = recall_proxy(text, output, entities, offsets, threshold=o.threshold, sentences=o.sentences,
                               ignore_case=o.ignore_case, min_chars=o.min_chars)
-        retention = _retention(note, output, offsets, vocab, msg, matches, o, classifier, judge, words=word_judge,
+        retention = _retention(note, output, offsets, vocab, msg, matches, o, classifier, judge, words=words_judge,
                                syntax=syntax)
 
+    # what the llm step did (it records an LLMOutcome on the note; absent without that step)
+    llm = note.extra.get("llm")
+    if not isinstance(llm, LLMOutcome):
+        llm = None
     return NoteMetrics(
         note_pseudonym=note.note_pseudonym, patient_pseudonym=note.patient_pseudonym, chars=len(text),
         spans=len(note.spans), dropped=len(note.dropped),
@@ -169,7 +168,7 @@ def compute_note_metrics(
         dropped_by_source=dict(sorted(dropped_by_source.items())), leak=note.leak,
         leak_findings=len(note.leak_findings),
         leak_findings_by_label=dict(sorted(Counter(f.label for f in note.leak_findings).items())),
-        recall=recall, retention=retention, risk=risk, stage_ms=stage_ms, total_ms=round(sum(stage_ms.values()), 3),
+        recall=recall, retention=retention, risk=risk, llm=llm, stage_ms=stage_ms, total_ms=round(sum(stage_ms.values()), 3),
         versions=versions,
     )
 
@@ -210,15 +209,6 @@ def _retention(note: Note, output: str, offsets: OffsetMap, vocab: Any, message:
         chunk_tokens=o.chunk_tokens, chunks=chunks.chunks, chunks_changed=chunks.changed,
         chunks_clinical=chunks.clinical, cire=chunks.cire, cire_judge=judge.name if judge is not None else "rules",
     )
-
-
-@functools.lru_cache(maxsize=4)
-def _clinical_words(cache_dir: Path | None) -> Any:
-    """The clinical-word filter, built once per process and cache folder (it reads the ICD-10-CM and HPO
-    texts: seconds)."""
-    from dictionaries.jargon import clinical_words
-
-    return clinical_words(cache_dir)
 
 
 def _load_plugin(spec: str, ctx: BuildContext) -> Any:
@@ -284,8 +274,7 @@ class Metrics:
             redact_providers=ctx.policy.redact_providers, common_word_zipf=ctx.policy.common_word_zipf,
             risky_score=config.risky_score,
         )
-        cache_dir = ctx.cache_dir
-        self.words = WordJudge(ctx.policy.common_word_zipf, lambda: _clinical_words(cache_dir))
+        self.words = word_judge(ctx.policy.common_word_zipf, ctx.cache_dir)
         self.classifier: ClinicalClassifier = ConceptClassifier(self.vocab)
         if config.classifier != "concepts":
             self.classifier = cast(ClinicalClassifier, _load_plugin(config.classifier, ctx))

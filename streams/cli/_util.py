@@ -258,4 +258,8 @@ def metrics_summary(payload: dict[str, Any]) -> str | None:
     p = m.get("recall")
     if p:
         parts.append(f"recall proxy LR {f(p.get('lr'))} of {p.get('known')} known")
+    llm = m.get("llm")
+    if llm:
+        parts.append(f"llm {llm.get('status')}{':' + llm['reason'] if llm.get('reason') else ''} (gate "
+                     f"{f(llm.get('gate_score'))}, {llm.get('spans')} spans)")
     return "; ".join(parts)

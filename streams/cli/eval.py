@@ -4,7 +4,9 @@ Token-level P/R/F1 (a token is PHI if any span overlaps it: "generous"), entity-
 token covered: "conservative"), per label, with 95% bootstrap confidence intervals over notes. Unless
 ``--no-metrics``, the notes also go through transform, leakcheck and metrics, so the report has the
 per-note recall proxy against true recall (Pearson, Spearman), the mean clinical information retention
-metrics and the share of medical terms destroyed. ``--judges`` adds a judge panel (majority voting).
+metrics and the share of medical terms destroyed. ``--judges`` (deterministic judges) and ``--judge URL,...``
+(LLM judges on OpenAI-compatible servers) make a judge panel (majority voting; items without a majority are
+reported as discarded).
 Writes ``report.json``, ``report.html`` and (when the pipeline ran) ``predictions.jsonl`` into ``--report``.
 """
 
@@ -36,6 +38,7 @@ if TYPE_CHECKING:  # the scoring modules (scipy) and the pipeline load when the 
     from processors.evaluation.gold import GoldNote
     from processors.evaluation.scoring import EvalResult, LabelCounts
     from processors.pipeline import Note, Pipeline
+    from streams.settings import Settings
 
 console = err
 logger = logging.getLogger(__name__)
@@ -266,6 +269,67 @@ def print_table(rep: dict[str, Any]) -> None:
             f"CIRE {f(cir['mean_cire'])}; medical terms destroyed {f(med['share_destroyed'])}", highlight=False)
 
 
+def judge_panel(gold_notes: Sequence[GoldNote], preds: Mapping[str, Sequence[Any]], notes: Sequence[Note] | None, *,
+                judges: str | None, llm_judges: str | None, settings: Settings, model: str | None, samples: int,
+                temperature: float | None, threshold: float) -> dict[str, Any]:
+    """The judge panel's report: the deterministic ``judges`` and one LLM judge per ``llm_judges`` URL, all in
+    one panel (one vote each). The LLM judges' clients take the API key, timeout, retries and concurrency
+    from the ``llm`` settings. Usage errors exit 2."""
+    from rich.markup import escape
+
+    from processors.evaluation.judges import (
+        Judge,
+        build_judges,
+        build_llm_judges,
+        close_judges,
+        panel_items,
+        run_panel,
+    )
+    from processors.spans import OffsetMap
+
+    llm = settings.llm
+    panel: list[Judge] = []
+    try:
+        panel.extend(build_judges(judges.split(",")) if judges else [])
+        if llm_judges:
+            panel.extend(build_llm_judges(
+                llm_judges.split(","), default_model=model or llm.model, api_key=llm.api_key,
+                timeout_s=llm.timeout_s, max_retries=llm.max_retries, concurrency=llm.concurrency,
+                samples=samples, temperature=temperature, threshold=threshold))
+        if not panel:
+            raise ValueError("the judge panel needs at least one judge")
+    except ValueError as exc:
+        close_judges(panel)
+        console.print(f"[red]error[/] {escape(str(exc))}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    outputs = {n.note_id: (n.output, OffsetMap.for_note(n.text, n.output, n.replacements))
+               for n in notes or () if n.output is not None}
+    items = panel_items({g.id: g.text for g in gold_notes}, {g.id: g.spans for g in gold_notes}, preds,
+                        outputs=outputs)
+    try:
+        result = run_panel(panel, items, threshold)
+    finally:
+        close_judges(panel)
+    return result.to_dict()
+
+
+def print_panel(panel: Mapping[str, Any]) -> None:
+    """One line for the panel, one per judge that abstained (with the reasons)."""
+
+    def f(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    console.print(f"judge panel ({len(panel['judges'])} judges, {panel.get('items', '?')} items): recall "
+                  f"{f(panel['recall'])}, precision {f(panel['precision'])}, discarded (no majority) "
+                  f"{panel['discarded']}", highlight=False)
+    for name, row in (panel.get("per_judge") or {}).items():
+        reasons = row.get("abstentions") or {}
+        if row.get("abstained"):
+            why = ", ".join(f"{k} {v}" for k, v in reasons.items())
+            console.print(f"  {name}: {row['votes']} votes, {row['abstained']} abstained"
+                          + (f" ({why})" if why else ""), highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_command(
@@ -285,7 +349,19 @@ def register(app: typer.Typer) -> None:
         metrics: Annotated[bool, typer.Option("--metrics/--no-metrics",
                                               help="also transform + per-note metrics (recall proxy, CIR)")] = True,
         judges: Annotated[str | None, typer.Option(
-            "--judges", help="judge panel, comma-separated: entity, partial, any, string, llm=URL@MODEL")] = None,
+            "--judges", help="deterministic judges of the panel, comma-separated: entity, partial, any, string")] = None,
+        judge: Annotated[str | None, typer.Option(
+            "--judge", help="LLM judges, comma-separated: URL or URL@MODEL of OpenAI-compatible servers (vLLM), one "
+                            "judge each; they join the --judges in one panel. API key, timeout, retries and "
+                            "concurrency: the llm settings")] = None,
+        judge_model: Annotated[str | None, typer.Option(
+            "--judge-model", help="model of a --judge URL without @MODEL (default: the setting llm.model)")] = None,
+        judge_samples: Annotated[int, typer.Option(
+            "--judge-samples", min=1, max=16, help="answers each LLM judge samples per item; it votes with their "
+                                                   "majority")] = 1,
+        judge_temperature: Annotated[float | None, typer.Option(
+            "--judge-temperature", min=0.0, max=2.0, help="LLM judges' sampling temperature (default 0 for one "
+                                                          "sample, 0.7 for several)")] = None,
         judge_threshold: Annotated[float, typer.Option("--judge-threshold", min=0.0, max=1.0,
                                                        help="a verdict needs more than this share of votes")] = 0.5,
         html_report: Annotated[bool, typer.Option("--html/--no-html", help="write report.html")] = True,
@@ -333,20 +409,10 @@ def register(app: typer.Typer) -> None:
         if notes is not None and metrics:
             rep["summary"] = summarise(rows)
             rep["versions"] = _versions(notes)
-        if judges:
-            from processors.evaluation.judges import build_judges, panel_items, run_panel
-            from processors.spans import OffsetMap
-
-            try:
-                panel = build_judges(judges.split(","))
-            except ValueError as exc:
-                console.print(f"[red]error[/] {exc}", markup=True, highlight=False)
-                raise typer.Exit(2) from None
-            outputs = {n.note_id: (n.output, OffsetMap.for_note(n.text, n.output, n.replacements))
-                       for n in notes or () if n.output is not None}
-            items = panel_items({g.id: g.text for g in gold_notes}, {g.id: g.spans for g in gold_notes}, preds,
-                                outputs=outputs)
-            rep["judges"] = run_panel(panel, items, judge_threshold).to_dict()
+        if judges or judge:
+            rep["judges"] = judge_panel(
+                gold_notes, preds, notes, judges=judges, llm_judges=judge, settings=settings, model=judge_model,
+                samples=judge_samples, temperature=judge_temperature, threshold=judge_threshold)
         if sweep:
             source, _, values = sweep.partition("=")
             try:
@@ -366,4 +432,6 @@ def register(app: typer.Typer) -> None:
                     fh.write(json.dumps({"note_id": n.note_id, "spans": preds.get(n.note_id, [])}) + "\n")
         paths = write_reports(rep, rows, report, html_report=html_report)
         print_table(rep)
+        if rep.get("judges"):
+            print_panel(rep["judges"])
         console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False)

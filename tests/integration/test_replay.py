@@ -104,7 +104,7 @@ def test_when_a_range_is_replayed_then_a_versioned_topic_holds_it_and_compare_sh
     capsys.readouterr()
     asyncio.run(_consume(settings, replay_topics(out_v1)["metrics"], 10, 2.0, False))
     shown = capsys.readouterr().out
-    assert shown.count("metrics v2; numbers ") == 3 and shown.count("; risk ") == 3 and "removed for a reason" in shown
+    assert shown.count("metrics v3; numbers ") == 3 and shown.count("; risk ") == 3 and "removed for a reason" in shown
     assert not any(ident in shown for ident in IDENTIFIERS[:-1])
 
     deid = asyncio.run(read_topic(kafka, replay_topics(out_v1)["deid"]))

@@ -80,6 +80,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and .Values.llm.enabled (not .Values.vllm.enabled) (not .Values.llm.url) -}}
 {{- fail "llm.enabled needs llm.url, or vllm.enabled for the chart's own vLLM server" -}}
 {{- end -}}
+{{- if and .Values.llm.enabled (not .Values.vllm.enabled) (not .Values.llm.model) -}}
+{{- fail "llm.enabled needs llm.model (the name the server serves), or vllm.enabled" -}}
+{{- end -}}
 {{- if and .Values.gpu.enabled (not (contains "cuda" .Values.image.tag)) (not .Values.image.digest) -}}
 {{- fail "gpu.enabled needs the CUDA image (an image.tag with \"cuda\", e.g. 0.1.0-cuda, or a digest)" -}}
 {{- end -}}

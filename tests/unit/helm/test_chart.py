@@ -99,6 +99,8 @@ def test_when_values_break_the_schema_then_lint_reports_it(tmp_path: Path) -> No
     ({"settings": {"kafka": {"security_protocol": "SASL_SSL"}}}, "needs kafkaAuth.sasl"),
     ({"gpu": {"enabled": True}}, "CUDA image"),
     ({"vllm": {"enabled": True}}, "vllm.enabled needs llm.enabled"),
+    ({"llm": {"enabled": True}}, "llm.enabled needs llm.url"),
+    ({"llm": {"enabled": True, "url": "http://llm.example:8000/v1"}}, "llm.enabled needs llm.model"),
 ])
 def test_when_values_are_unsafe_or_inconsistent_then_helm_refuses_to_render(over: dict[str, Any], message: str) -> None:
     import helm_sdkpy
@@ -171,9 +173,42 @@ def test_llm_variant_runs_a_pinned_vllm_server_and_wires_the_worker_to_it(
     assert env["DEID_LLM__MODEL"] == BASE["vllm"]["servedModelName"]
     assert env["DEID_LLM__API_KEY"] == {"secretKeyRef": {"name": "llm-key", "key": "api-key"}}
     assert _env(vc)["VLLM_API_KEY"] == env["DEID_LLM__API_KEY"]
+    # the llm block's defaults: the pass runs on risky notes
+    assert (env["DEID_LLM__MODE"], env["DEID_LLM__RISK_THRESHOLD"], env["DEID_LLM__TIMEOUT_S"],
+            env["DEID_LLM__CONCURRENCY"]) == ("risky", "0.1", "30", "8")
     egress = _one(objs, "NetworkPolicy", "-deidstream")["spec"]["egress"]
     assert any(r.get("to", [{}])[0].get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/component")
                == "vllm" for r in egress)
+
+
+def test_when_llm_points_at_an_external_server_then_the_worker_settings_load_with_the_llm_step(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    over = {"llm": {"enabled": True, "url": "https://llm.example/v1", "model": "deid-judge", "mode": "always",
+                    "riskThreshold": 0.25, "timeoutS": 12.5, "concurrency": 3},
+            "settings": {"llm": {"max_retries": 1}}}
+    objs = render(CHART, over)
+    assert not [o for o in objs if o["metadata"]["name"].endswith("-vllm")]  # no vLLM server of our own
+    env = _env(_worker(objs))
+    assert "DEID_LLM__API_KEY" not in env  # no apiKey Secret named
+    for name, value in {**_one(objs, "ConfigMap")["data"], **env}.items():
+        if isinstance(value, str):  # values, not secretKeyRefs (DEID_SECRET)
+            monkeypatch.setenv(name, value)
+    llm = Settings().llm
+    assert (llm.url, llm.model, llm.mode, llm.risk_threshold, llm.timeout_s, llm.concurrency, llm.max_retries) == (
+        "https://llm.example/v1", "deid-judge", "always", 0.25, 12.5, 3, 1)
+    assert "llm" in Settings().pipeline_config().steps
+
+
+def test_when_llm_is_off_then_the_worker_gets_no_llm_server(rendered: dict[str, list[dict[str, Any]]],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    env = _env(_worker(rendered["default"]))
+    assert not [k for k in env if k.startswith("DEID_LLM__")]
+    data = _one(rendered["default"], "ConfigMap")["data"]
+    assert {k for k in data if k.startswith("DEID_LLM__")} == {"DEID_LLM__MAX_RETRIES", "DEID_LLM__MAX_CHARS",
+                                                               "DEID_LLM__MAX_TOKENS"}
+    for name, value in data.items():
+        monkeypatch.setenv(name, value)
+    assert Settings().llm.mode == "off" and "llm" not in Settings().pipeline_config().steps
 
 
 def test_tls_sasl_variant_references_secrets_and_never_inlines_them(rendered: dict[str, list[dict[str, Any]]]) -> None:

@@ -167,7 +167,8 @@ def test_when_options_invalid_then_coded_config_error_names_the_field_not_the_va
 def test_every_registry_row_points_at_a_module_that_registers_that_step(step: str) -> None:
     importlib.import_module(pipeline.STEP_MODULES[step])
     assert step in pipeline._REGISTRY
-    assert pipeline.DEFAULT_STEPS == tuple(pipeline.STEP_MODULES)
+    assert pipeline.DEFAULT_STEPS == tuple(s for s in pipeline.STEP_MODULES if s not in pipeline.OPTIONAL_STEPS)
+    assert "llm" in pipeline.OPTIONAL_STEPS and "llm" not in pipeline.DEFAULT_STEPS
 
 
 def test_config_hash_changes_with_options() -> None:

@@ -116,3 +116,5 @@ def test_when_a_metrics_record_is_summarised_then_the_new_fields_are_in_one_line
         "metrics v2; numbers 0.900 (kept 9, lost 1, removed for a reason 2); words 0.980 (lost 3, clinical 2, "
         "removed for a reason 4); risk 0.250 (expected 0.288 missed, RISKY); recall proxy LR 100.000 of 3 known")
     assert metrics_summary({"n_spans": 2}) is None  # no metrics step: nothing to summarise
+    record["metrics"]["llm"] = {"status": "failed", "reason": "timeout", "gate_score": 0.31, "spans": 0}
+    assert (metrics_summary(record) or "").endswith("; llm failed:timeout (gate 0.310, 0 spans)")

@@ -41,3 +41,58 @@ def test_committed_json_schemas_match_the_models(tmp_path: Path) -> None:
     committed_dir = REPO / "schemas" / "json"
     committed = {p.name: json.loads(p.read_text()) for p in committed_dir.glob("*.schema.json")}
     assert fresh == committed, "run `deidstream schemas export schemas/json` and commit the result"
+
+
+# --- the llm section (issue 11) -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["always", "risky"])
+def test_when_llm_mode_is_on_then_the_step_runs_before_recovery_with_the_sections_options(
+    monkeypatch: pytest.MonkeyPatch, mode: str,
+) -> None:
+    monkeypatch.setenv("DEID_LLM__MODE", mode)
+    monkeypatch.setenv("DEID_LLM__URL", "http://vllm:8000/v1")
+    monkeypatch.setenv("DEID_LLM__MODEL", "served-model")
+    monkeypatch.setenv("DEID_LLM__CONCURRENCY", "3")
+    monkeypatch.setenv("DEID_LLM__RISK_THRESHOLD", "0.25")
+    cfg = Settings().pipeline_config()
+    assert cfg.steps == ("regex", "ner", "dictionary", "llm", "recovery", "ensemble", "transform", "leakcheck",
+                         "metrics")
+    opts = cfg.options["llm"]
+    assert (opts["mode"], opts["url"], opts["model"], opts["concurrency"], opts["risk_threshold"]) == (
+        mode, "http://vllm:8000/v1", "served-model", 3, 0.25)
+    from processors.llm.step import LLMStep
+
+    LLMStep.Config.model_validate(opts)  # the settings' options are exactly the step's options
+
+
+def test_when_llm_mode_is_off_then_the_pipeline_has_no_llm_step() -> None:
+    cfg = Settings().pipeline_config()
+    assert "llm" not in cfg.steps and "llm" not in cfg.options
+
+
+def test_when_llm_mode_is_risky_without_a_server_then_settings_fail_with_a_clear_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DEID_LLM__MODE", "risky")
+    with pytest.raises(ValueError, match=r"set llm.url and llm.model \(DEID_LLM__URL, DEID_LLM__MODEL\)"):
+        Settings()
+
+
+def test_llm_api_key_is_never_shown_nor_hashed(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from streams.cli.kafka import config_show
+
+    monkeypatch.setenv("DEID_LLM__MODE", "always")
+    monkeypatch.setenv("DEID_LLM__URL", "http://vllm:8000/v1")
+    monkeypatch.setenv("DEID_LLM__MODEL", "served-model")
+    monkeypatch.setenv("DEID_LLM__API_KEY", "sk-live-5150")
+    s = Settings()
+    assert s.llm.api_key is not None and s.llm.api_key.get_secret_value() == "sk-live-5150"
+    config_show()
+    shown = capsys.readouterr().out
+    assert "served-model" in shown and "sk-live-5150" not in shown
+    cfg = s.pipeline_config()
+    assert "sk-live-5150" not in json.dumps(cfg.model_dump(mode="json"), default=str)
+    monkeypatch.setenv("DEID_LLM__API_KEY", "sk-other-key")
+    assert Settings().pipeline_config().config_hash() == cfg.config_hash()

@@ -305,3 +305,32 @@ def test_when_trace_headers_are_odd_then_extract_context_returns_a_context(heade
     else:
         assert link is None
     assert telemetry.trace_headers(None) == []
+
+
+def test_when_the_llm_step_runs_then_its_outcomes_are_counted_by_status_and_reason_without_text(
+    otel: tuple[InMemorySpanExporter, InMemoryMetricReader],
+) -> None:
+    from openai_test_server import OpenAITestServer, Reply, user_text
+
+    def backend(body: dict[str, Any]) -> Reply:  # the leaky note's request fails, the other one answers
+        if "called from" in user_text(body):
+            return Reply(status=500)
+        return Reply(json.dumps({"identifiers": [{"type": "NAME", "text": "Wilhelmina"}]}))
+
+    exporter, reader = otel
+    with OpenAITestServer(backend) as srv:
+        cfg = PipelineConfig(steps=("llm", *STEPS), options={"llm": {
+            "url": srv.url, "model": "m", "mode": "always", "max_retries": 0}})
+        result = run_batch(BatchProcessor(Pipeline.from_config(cfg), max_note_bytes=4096))
+    assert [oc.llm for oc in result.outcomes] == [("ok", None), ("failed", "server_error"), None]
+    data = reader.get_metrics_data()
+    assert data is not None
+    points = {m.name: list(m.data.data_points) for rm in data.resource_metrics for sm in rm.scope_metrics
+              for m in sm.metrics}
+    assert {(p.attributes["outcome"], p.attributes["reason"]): p.value for p in points["deid.llm.notes"]} == {
+        ("ok", "none"): 1, ("failed", "server_error"): 1}
+    assert sorted(str((s.attributes or {}).get("deid.llm")) for s in by_name(exporter, "deid.note")) == [
+        "None", "failed:server_error", "ok"]
+    for text in _span_texts(exporter) + _metric_texts(reader):
+        for ident in IDENTIFIERS:
+            assert ident not in text, (ident, text)

@@ -341,6 +341,24 @@ def test_when_a_report_renders_then_its_tables_carry_the_numbers() -> None:
     assert '"notes_per_s": 12.5' in page.replace("&#34;", '"')
 
 
+def test_when_the_panel_has_llm_judges_then_the_html_shows_votes_and_why_they_abstained() -> None:
+    rep = {"gold": "g.jsonl", "notes": 1, "tokens": 3, "bootstrap": {}, "per_label": {},
+           "judges": {"judges": ["entity", "llm:m@vllm:8000"], "threshold": 0.5, "items": 5, "tp": 2, "fn": 1,
+                      "fp": 1, "tp_pred": 0, "discarded": 1, "precision": 0.667, "recall": 0.667,
+                      "agreement_with_majority": {"entity": 1.0, "llm:m@vllm:8000": 0.5},
+                      "per_judge": {"entity": {"votes": 5, "abstained": 0, "agreement": 1.0},
+                                    "llm:m@vllm:8000": {"votes": 2, "abstained": 3, "agreement": 0.5, "samples": 3,
+                                                        "abstentions": {"split": 1, "timeout": 2}}}}}
+    page = render_html(rep, [])
+    rows = _tables(page).rows
+    assert rows[-3:] == [
+        ["judge", "agreement with majority", "votes", "abstained", "why abstained", "samples per item"],
+        ["entity", "1.000", "5", "0", "–", "–"],
+        ["llm:m@vllm:8000", "0.500", "2", "3", "split 1, timeout 2", "3"],
+    ]
+    assert "Discarded: items" in page
+
+
 def test_when_report_values_hold_markup_then_the_html_escapes_them() -> None:
     rep = {"gold": "<script>alert(1)</script>.jsonl", "notes": 1, "tokens": 1, "labels": "a&b",
            "precision": None, "recall": None, "f1": None, "entity_recall": None, "bootstrap": {},

@@ -96,7 +96,7 @@ def test_when_a_real_classifier_returns_logits_then_the_adapter_maps_them_to_cla
 def test_when_terms_sit_in_identifiers_then_only_clinical_text_counts(text: str, spans: list[tuple[int, int, str]],
                                                                      expected: list[str]) -> None:
     from dictionaries.medical import medical_vocabulary
-    from processors.metrics.cir import medical_matches
+    from processors.risk import medical_matches
     from processors.spans import Intervals
 
     found = medical_matches(text, medical_vocabulary(), Intervals(()), [_span(s, e, lab) for s, e, lab in spans])

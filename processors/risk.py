@@ -1,7 +1,10 @@
 """Residual risk: a no-gold estimate of the identifiers a note still holds after de-identification.
 
-One definition for the metrics step (published on every note in ``NoteMetrics.risk``) and the optional LLM
-step (issue 11, which sends only ``risky`` notes to the LLM): :func:`residual_risk` is a pure function of
+Shared core (like ``spans.py``: steps import it, it imports no step). One definition for the metrics step
+(published on every note in ``NoteMetrics.risk``) and the optional LLM step (which scores the candidates
+before recovery and the ensemble and sends only notes at or over its ``risk_threshold``): :func:`note_risk`
+derives the inputs both steps give :func:`residual_risk` (medical-dictionary matches, medical syntax, the
+clinical-word judge :class:`WordJudge`, loaded once per process by :func:`word_judge`), which is a pure function of
 the original text, the final spans and what the pipeline knows about the text (vocabularies, the
 message's own identifiers, the candidates it rejected, the NER model's sub-threshold mass when a detector
 records it). It looks only at text NO final span covers, and counts there:
@@ -31,20 +34,82 @@ cross-validated by patient);
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dictionaries import vocab
+from dictionaries.medical import medical_syntax_spans
 from dictionaries.medical_syntax import identifier_cue, measurement_value
 from dictionaries.text import TOKEN
-from processors.metrics.retention import WordJudge, caps_line
 from processors.spans import Intervals
 from schemas.models import Span
 
 #: general-text frequency below which a word is unknown to English (wordfreq Zipf; 0 = never seen)
 UNKNOWN_ZIPF = 1.5
+
+
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+class WordJudge:
+    """Is a changed word clinical vocabulary, a common word, or a name? Built lazily: the clinical-word
+    filter reads the ICD-10-CM and HPO texts once (seconds), and only notes with changed words need it."""
+
+    def __init__(self, common_word_zipf: float, clinical_words: Callable[[], Any] | None = None) -> None:
+        self.common_word_zipf = common_word_zipf
+        self._factory = clinical_words
+
+    @functools.cached_property
+    def words(self) -> Any:
+        if self._factory is not None:
+            return self._factory()
+        from dictionaries.jargon import clinical_words
+
+        return clinical_words()
+
+    @functools.cached_property
+    def _names(self) -> tuple[dict[str, int], frozenset[str]]:
+        bundle = vocab.load()
+        return bundle.first_counts, frozenset(s.lower() for s in bundle.surnames)
+
+    def is_jargon(self, word: str) -> bool:
+        return bool(self.words.reason(word) == "jargon")
+
+    def is_name(self, word: str) -> bool:
+        first, last = self._names
+        w = word.lower()
+        return w in first or w in last
+
+
+def caps_line(text: str, pos: int) -> bool:
+    """Is the line around ``pos`` written mostly in capitals? Then case says nothing about names."""
+    a = text.rfind("\n", 0, pos) + 1
+    b = text.find("\n", pos)
+    letters = "".join(_LETTERS.findall(text[a:b if b >= 0 else len(text)]))
+    return len(letters) >= 8 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+
+
+def medical_matches(text: str, vocab: Any, message: Intervals, spans: Sequence[Span] = ()) -> list[Any]:
+    """The original's medical-dictionary matches, without those on the message's own identifiers, those
+    strictly inside a longer span ("mychart" in a URL, "behavioral" in a hospital name, "PM" in a
+    date-time: parts of an identifier) and ambiguous ones (also names or places: "Iris", "Wilson") that a
+    span covers: the detectors and recovery judged them names. A span that is exactly an unambiguous
+    term still counts."""
+    ranges = sorted((s.start, s.end) for s in spans)
+    out = []
+    for m in vocab.find(text):
+        if message.overlaps(m.start, m.end):
+            continue
+        inside = [e - s for s, e in ranges if s <= m.start and m.end <= e]
+        if inside and (m.ambiguous or max(inside) > m.end - m.start):
+            continue
+        out.append(m)
+    return out
 
 
 #: the signals, in the order of ``RiskWeights.coefficients``
@@ -164,6 +229,43 @@ def residual_risk(text: str, spans: Sequence[Span], *, judge: WordJudge, medical
     score = 1.0 - math.exp(-expected)
     return RiskResult(names, proper, numbers, round(rejected_mass, 6), round(mass, 6), kchars, detected,
                       round(expected, 6), round(score, 6), score >= threshold)
+
+
+def recorded_ner_mass(extra: Mapping[str, Any]) -> float | None:
+    """The NER model's sub-threshold entity mass when a detector recorded it on the note (``Note.extra``)."""
+    mass = extra.get("ner_low_confidence_mass")
+    return float(mass) if isinstance(mass, int | float) else None
+
+
+def note_risk(text: str, spans: Sequence[Span], *, medical: Any, judge: WordJudge, rejected: Sequence[Span] = (),
+              message: Sequence[Span] = (), ner_mass: float | None = None, matches: Sequence[Any] | None = None,
+              weights: RiskWeights = DEFAULT_WEIGHTS, threshold: float = RISKY_SCORE) -> RiskResult:
+    """:func:`residual_risk` of ``text`` with ``spans`` covering it, given the medical vocabulary ``medical``
+    (``find``, ``genes``): its matches in the original (``matches`` when the caller already has them) and
+    its medical syntax; ``message``: the message's own identifiers found in the original."""
+    msg = [(s.start, s.end) for s in message]
+    if matches is None:
+        matches = medical_matches(text, medical, Intervals(msg), spans)
+
+    def syntax(t: str, a: int, b: int) -> Sequence[tuple[int, int, str]]:
+        return list(medical_syntax_spans(t, medical.genes, start=a, end=b))
+
+    return residual_risk(text, spans, judge=judge, medical_terms=matches, rejected=rejected, message=msg,
+                         syntax=syntax, ner_mass=ner_mass, weights=weights, threshold=threshold)
+
+
+@functools.lru_cache(maxsize=4)
+def _clinical_words(cache_dir: Path | None) -> Any:
+    """The clinical-word filter, built once per process and cache folder (it reads the ICD-10-CM and HPO
+    texts: seconds)."""
+    from dictionaries.jargon import clinical_words
+
+    return clinical_words(cache_dir)
+
+
+def word_judge(common_word_zipf: float, cache_dir: Path | None) -> WordJudge:
+    """The :class:`WordJudge` of the metrics and LLM steps (the clinical-word filter loaded once per process)."""
+    return WordJudge(common_word_zipf, lambda: _clinical_words(cache_dir))
 
 
 _SEPARATORS = "/.-:"

@@ -1,4 +1,4 @@
-"""processors.metrics.risk: the residual-risk signals of what no span covers, the score, and the weight fit."""
+"""processors.risk: the residual-risk signals of what no span covers, the score, and the weight fit."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from span_items import make_span
 
 from dictionaries.jargon import clinical_words
 from dictionaries.medical import medical_syntax_spans, medical_vocabulary
-from processors.metrics.retention import WordJudge
-from processors.metrics.risk import (
+from processors.risk import (
     SIGNALS,
     RiskResult,
     RiskWeights,
+    WordJudge,
     fit_weights,
     residual_risk,
     risk_expected,
