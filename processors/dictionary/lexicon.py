@@ -334,6 +334,8 @@ class Scores(BaseModel):
     #: (0.5), so it counts only when another detector agrees (on the PhysioNet dev notes, out of fold, such
     #: words alone were 0 identifier tokens for 82 false ones: scripts/results/ensemble_cv_physionet.json)
     caps_name: float = Field(default=0.45, ge=0, le=1)
+    #: the same when the pipeline runs no NER step (no other detector can vote for a name)
+    caps_name_alone: float = Field(default=0.55, ge=0, le=1)
     name_pattern: float = Field(default=0.9, ge=0, le=1)
     weak_pattern: float = Field(default=0.6, ge=0, le=1)
     hospital: float = Field(default=0.9, ge=0, le=1)

@@ -65,6 +65,11 @@ class DictionaryDetector:
             self._versions["clinical_words"] = jargon.jargon_version()
         for lex in self._lexicons[1:]:
             self._versions.update(lex.versions)
+        # a lone list word in an ALL-CAPS line needs another detector's vote (``Scores.caps_name``); without
+        # an NER step nothing else votes for a name, so it stands on its own as it did before
+        ner_votes = not ctx.steps or "ner" in ctx.steps
+        self.scores = config.scores if ner_votes else config.scores.model_copy(
+            update={"caps_name": config.scores.caps_name_alone})
 
     def dictionary_versions(self) -> dict[str, str]:
         """The vocabularies and every institution dictionary this step loaded (for output headers)."""
@@ -78,7 +83,7 @@ class DictionaryDetector:
         if c.message:
             spans.extend(find_message(t, note_in, c.fuzzy, c.fuzzy_threshold, self.common_word_zipf,
                                       self.min_name_len))
-        spans.extend(dedupe(find_institution(t, self._lexicons, c.scores, c.name_patterns, self.common_word_zipf)))
+        spans.extend(dedupe(find_institution(t, self._lexicons, self.scores, c.name_patterns, self.common_word_zipf)))
         return spans
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:

@@ -1,4 +1,4 @@
-"""The LLM client (processors/llm_client.py) through the real openai SDK against the local test server."""
+"""The LLM client (processors/llm/client.py) through the real openai SDK against the local test server."""
 
 from __future__ import annotations
 

@@ -250,6 +250,16 @@ def test_when_lone_listed_name_in_caps_line_then_candidate_below_threshold_needs
     assert any(s.score >= SOURCE_THRESHOLDS["dictionary"] and s.label == "NAME" for s in cued)
 
 
+def test_when_no_ner_step_runs_then_a_lone_caps_name_stands_alone(cache: Path) -> None:
+    # nothing could vote for it: the no-NER pipeline keeps the lone list word at its own threshold
+    ctx = BuildContext(cache_dir=cache, steps=("regex", "dictionary", "recovery", "ensemble"))
+    alone = build_processor("dictionary", {}, ctx)
+    assert isinstance(alone, DictionaryDetector)
+    text = "PT RESTING. NGUYEN AT BEDSIDE. WILL CALL BACK."
+    spans = [s for s in alone.detect(_note(text, None)) if text[s.start:s.end] == "NGUYEN"]
+    assert spans and all(s.score >= SOURCE_THRESHOLDS["dictionary"] for s in spans)
+
+
 def test_when_single_name_then_scored_lower_than_name_pattern(detector: DictionaryDetector) -> None:
     text = "The plan suits Kowalski. Dr. Kowalski agreed."  # no cue before the first ("discussed with" is one)
     scores = sorted(s.score for s in detector.detect(_note(text, None)) if s.label == "NAME")
