@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from judge_note import GOLD, TEXT
 
 from processors.evaluation.judges import (
     CoverageJudge,
@@ -24,11 +25,6 @@ from schemas.models import Span
 
 TP, FN, FP = Verdict.TP, Verdict.FN, Verdict.FP
 
-#       0         1         2         3         4
-#       0123456789012345678901234567890123456789012
-TEXT = "Pt John Smith seen 7/22/2019 at Mercy Clinic."
-GOLD = [{"start": 3, "end": 13, "label": "NAME"}, {"start": 19, "end": 28, "label": "DATE"},
-        {"start": 32, "end": 44, "label": "ORGANIZATION"}]
 
 
 @pytest.mark.parametrize("votes, n, threshold, expected", [

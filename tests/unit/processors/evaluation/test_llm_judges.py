@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from judge_note import GOLD, TEXT
 from openai_test_server import OpenAITestServer, Reply, user_text
 from typer.testing import CliRunner
 
@@ -32,11 +33,6 @@ from streams.cli import app
 
 TP, FN, FP = Verdict.TP, Verdict.FN, Verdict.FP
 
-#       0         1         2         3         4
-#       0123456789012345678901234567890123456789012
-TEXT = "Pt John Smith seen 7/22/2019 at Mercy Clinic."
-GOLD = [{"start": 3, "end": 13, "label": "NAME"}, {"start": 19, "end": 28, "label": "DATE"},
-        {"start": 32, "end": 44, "label": "ORGANIZATION"}]
 LABEL = re.compile(r"\((NAME|DATE|ORGANIZATION)\)")
 Backend = Callable[[dict[str, Any]], Reply]
 
