@@ -26,7 +26,6 @@ from schemas.models import Span
 TP, FN, FP = Verdict.TP, Verdict.FN, Verdict.FP
 
 
-
 @pytest.mark.parametrize("votes, n, threshold, expected", [
     ([TP, TP, FN], 3, 0.5, TP),
     ([TP, FN, None], 3, 0.5, None),          # 1/3 each: no majority -> discarded
