@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dictionaries.jargon import ClinicalWords, clinical_words, jargon_version, read_jargon
+from dictionaries.jargon import ClinicalWords, clinical_words, jargon_version
 from dictionaries.medical import (
     MAX_CHARS,
     MedicalMatch,
@@ -231,14 +231,13 @@ class MedicalRecovery:
         self.protected = frozenset(config.protect_sources)
         self.measure_sources = frozenset(config.measure_sources) if config.use_measures else frozenset()
         self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
-        self.jargon: frozenset[str] = frozenset(read_jargon()) if config.use_jargon else frozenset()
         self.clinical_words: ClinicalWords | None = clinical_words(ctx.cache_dir) if config.use_jargon else None
 
     def dictionary_versions(self) -> dict[str, str]:
         out = {"medical": self.vocab.version}
         if self.measure_sources:
             out["clinical_measures"] = clinical_measures().version
-        if self.jargon:
+        if self.clinical_words is not None:
             out["clinical_words"] = jargon_version()
         return out
 
@@ -313,25 +312,27 @@ class MedicalRecovery:
     def _is_jargon(self, span: Span, text: str) -> bool:
         """Every word of a NAME / LOCATION / ORGANIZATION span is curated clinical jargon, and no title or
         credential makes it a name ("Dr. Swan")."""
-        if not self.jargon or span.label not in _JARGON_LABELS:
+        cw = self.clinical_words
+        if cw is None or span.label not in _JARGON_LABELS:
             return False
         words = _JARGON_TOKEN.findall(text, span.start, span.end)
         if not words:
             return False
-        if any(w.lower() not in self.jargon for w in words) and not self._clinical_word(span, words):
+        if any(w.lower() not in cw.jargon for w in words) and not self._clinical_word(cw, span, words):
             return False
         return not name_context(text, span.start, span.end)
 
-    def _clinical_word(self, span: Span, words: Sequence[str]) -> bool:
+    @staticmethod
+    def _clinical_word(cw: ClinicalWords, span: Span, words: Sequence[str]) -> bool:
         """One word without case evidence (lower case or capitals), not a dictionary's find, that the
         clinical-word filter knows."""
-        if len(words) != 1 or self.clinical_words is None or "dictionary" in span_sources(span):
+        if len(words) != 1 or "dictionary" in span_sources(span):
             return False
         w = words[0]
         # two letters are as often initials or a state ("PA", "MS") as abbreviations
         if len(w) < 3 or not w.isalpha() or not (w.islower() or w.isupper()):
             return False
-        return self.clinical_words.reason(w) is not None
+        return cw.reason(w) is not None
 
     def _is_medical(self, span: Span, text: str, matches: Sequence[MedicalMatch],
                     syntax: Sequence[tuple[int, int, str]]) -> bool:

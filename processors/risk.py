@@ -254,18 +254,12 @@ def note_risk(text: str, spans: Sequence[Span], *, medical: Any, judge: WordJudg
                          syntax=syntax, ner_mass=ner_mass, weights=weights, threshold=threshold)
 
 
-@functools.lru_cache(maxsize=4)
-def _clinical_words(cache_dir: Path | None) -> Any:
-    """The clinical-word filter, built once per process and cache folder (it reads the ICD-10-CM and HPO
-    texts: seconds)."""
+def word_judge(common_word_zipf: float, cache_dir: Path | None) -> WordJudge:
+    """The :class:`WordJudge` of the metrics and LLM steps (``dictionaries.jargon.clinical_words`` builds the
+    clinical-word filter once per process and cache folder)."""
     from dictionaries.jargon import clinical_words
 
-    return clinical_words(cache_dir)
-
-
-def word_judge(common_word_zipf: float, cache_dir: Path | None) -> WordJudge:
-    """The :class:`WordJudge` of the metrics and LLM steps (the clinical-word filter loaded once per process)."""
-    return WordJudge(common_word_zipf, lambda: _clinical_words(cache_dir))
+    return WordJudge(common_word_zipf, lambda: clinical_words(cache_dir))
 
 
 _SEPARATORS = "/.-:"
