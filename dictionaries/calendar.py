@@ -20,6 +20,15 @@ WEEKDAY_ABBREVIATIONS: tuple[str, ...] = tuple(d[:3] for d in WEEKDAYS)
 #: Every single-word weekday token: full names, three-letter abbreviations and the longer short forms.
 WEEKDAY_TOKENS: frozenset[str] = frozenset(WEEKDAYS) | frozenset(WEEKDAY_ABBREVIATIONS) | {"tues", "thur", "thurs"}
 
+#: Single words that name a day of the year by themselves ("since Christmas"): a date without digits.
+HOLIDAY_TOKENS: frozenset[str] = frozenset({
+    "christmas", "xmas", "thanksgiving", "easter", "halloween", "hanukkah", "chanukah", "kwanzaa", "passover",
+    "ramadan", "eid", "diwali", "yom", "kippur", "rosh", "hashanah", "valentine", "valentines", "valentine's",
+    "juneteenth", "newyear", "memorial", "labor", "labour", "independence", "veterans", "columbus", "presidents",
+})
+#: Every word that makes a span without digits a date: months, weekdays and holidays.
+CALENDAR_TOKENS: frozenset[str] = MONTH_TOKENS | WEEKDAY_TOKENS | HOLIDAY_TOKENS
+
 
 def month_number(token: str) -> int | None:
     """1-12 for a month name or abbreviation in any case (a trailing dot allowed), else None."""

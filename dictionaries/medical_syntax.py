@@ -367,6 +367,22 @@ _DATE_CUE = re.compile(r"\b(?:on|since|until|till|thru|dated?|from|by|before|aft
 #: what may stand between a label and a value of a date shape ("CPAP 5/5", "PS of 10/5", "VENT: 5/5")
 _ATTACHED = re.compile(r"^[\s:=\-]*(?:(?:of|is|was|now|remains|setting|settings|mode|ratio)\b[\s:=\-]*)?$",
                        re.IGNORECASE)
+#: what may stand between a pair label and its value inside a list of settings, after the label:
+#: other settings ("CPAP .5% 5/5", "SIMV/PS, 500X10, 40%, & 5/8", "IMV 700x10, 50% 8/5"): numbers,
+#: percentages, rate x volume, separators and joining words; no date cue (checked before)
+_SETTINGS_BETWEEN = re.compile(
+    r"^(?:[\s:=,;&+\-]+|(?:of|is|was|now|remains|setting|settings|mode|ratio|and|with|w/|at)\b|"
+    r"[<>~]?(?:\d+(?:\.\d+)?|\.\d+)(?:\s*%|\s*x\s*\d+)?)*$",
+    re.IGNORECASE,
+)
+#: a count of positive cultures or bottles ("2/4 bl cx", "1/4 BLOOD CULTURES"): not a date
+_COUNT_OF = re.compile(r"[1-4]/[2-4]")
+_COUNT_AFTER = re.compile(r"^\s*(?:(?:blood|bld|bl)\.?\s*)?(?:cultures?|cx|bottles?|sets?)(?![a-z])", re.IGNORECASE)
+#: a pain score out of ten next to the word pain ("PAIN #9/10", "3/10 INCISIONAL PAIN", "chest pain (7/10)")
+_PAIN_SCORE = re.compile(r"(?:10|\d)/10")
+_PAIN_BEFORE = re.compile(r"\bpain\b(?:\s*(?:score|level|scale|rating|rated|of|at|is|was|now|[=:#(-])\s*)*$",
+                          re.IGNORECASE)
+_PAIN_AFTER = re.compile(r"^\s*\)?\s*(?:[a-z]+\s+)?pain\b", re.IGNORECASE)
 #: a common fraction, and what follows a fraction but never a date: "1/2 NS", "2/3 way up", "3/4 strength"
 _FRACTION = re.compile(r"1/[234]|2/3|3/4")
 _FRACTION_AFTER = re.compile(
@@ -510,6 +526,10 @@ def measurement_value(text: str, start: int, end: int) -> bool:
         return False
     if date_shaped and _FRACTION.fullmatch(bare) and _FRACTION_AFTER.match(right) and not _DATE_CUE.search(left):
         return True  # "1/2 NS", "crackles 2/3 up", "3/4 strength"
+    if date_shaped and not _DATE_CUE.search(left) and (
+            (_COUNT_OF.fullmatch(bare) and _COUNT_AFTER.match(right))
+            or (_PAIN_SCORE.fullmatch(bare) and (_PAIN_BEFORE.search(left) or _PAIN_AFTER.match(right)))):
+        return True  # "2/4 bl cx", "PAIN #9/10", "3/10 INCISIONAL PAIN"
     low_left, low_right = left.lower(), right.lower()
     unit = measures.strong_unit_after if date_shaped else measures.unit_after
     labels = list((measures.label_for_dates if date_shaped else measures.label).finditer(low_left))
@@ -520,7 +540,7 @@ def measurement_value(text: str, start: int, end: int) -> bool:
         if date_shaped:
             if _DATE_CUE.search(between):
                 return False
-            if _ATTACHED.match(between):
+            if _ATTACHED.match(between) or _SETTINGS_BETWEEN.match(between):
                 return True
         else:
             return True
@@ -530,7 +550,9 @@ def measurement_value(text: str, start: int, end: int) -> bool:
         return True
     after = re.match(r"^[\s:=(,-]*", low_right)
     rest = low_right[after.end() if after else 0:]
-    return not date_shaped and bool(measures.label.match(rest))
+    if date_shaped:  # a pair label right after: "vent 5/5 psv", "10/5 PS"
+        return bool(measures.label_for_dates.match(rest))
+    return bool(measures.label.match(rest))
 
 
 # ------------------------------------------------------------------------------ identifier cues

@@ -34,6 +34,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dictionaries import vocab
+from dictionaries.calendar import CALENDAR_TOKENS
 from dictionaries.jargon import ClinicalWords, clinical_words, jargon_version
 from dictionaries.medical import (
     MAX_CHARS,
@@ -97,6 +99,12 @@ _RIGHT_CONTEXT = re.compile(
 )
 _TRIVIAL = re.compile(r"[\s.,;:!?\"'()\[\]{}/-]*(?:['\u2019]s)?[\s.,;:!?\"'()\[\]{}/-]*")
 _HAS_DIGIT = re.compile(r"\d")
+_LETTER_RUN = re.compile(r"[^\W\d_]+(?:'s)?")
+#: a word at least this frequent in general English (wordfreq Zipf) is a known word: "noon", "eve", "last"
+_KNOWN_WORD_ZIPF = 3.0
+#: another candidate within this many characters of a lone letter makes the letter part of something
+#: (an initial before a surname, "K 1421" before a postcode)
+_LETTER_NEIGHBOUR = 3
 #: Dates with a year ("03/14/2023", "2023-03-14", "20140731") or a month name ("13 Oct 2018", "14th of
 #: February") are never medical syntax: no syntax scan for them.
 _FULL_DATE = re.compile(
@@ -225,6 +233,10 @@ class MedicalRecovery:
         measure_sources: list[str] = Field(default_factory=lambda: ["regex", "ner", "llm"])
         #: names / places / organisations made only of curated clinical jargon words are clinical
         use_jargon: bool = True
+        #: detections without an identifier's shape: a DATE with no digit and no month, weekday or holiday
+        #: whose words are all known words ("last eve", "NOON", "tomorrow"; times of day and relative days are
+        #: not dates), and a lone letter only the model found with no other detection next to it
+        use_shapeless: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
@@ -268,6 +280,7 @@ class MedicalRecovery:
         for i in candidates:
             span = note.spans[i]
             if (self._is_measurement(span, text) or self._is_jargon(span, text)
+                    or self._is_shapeless(span, text, note.spans)
                     or self._is_medical(span, text, matches, syntax)):
                 drop.add(i)
         if not drop:
@@ -321,6 +334,27 @@ class MedicalRecovery:
         if any(w.lower() not in cw.jargon for w in words) and not self._clinical_word(cw, span, words):
             return False
         return not name_context(text, span.start, span.end)
+
+    def _is_shapeless(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
+        """A DATE made only of known words and no calendar word ("since NOON", "last eve"), or a lone letter
+        from the model alone with no other candidate beside it ("Pt. A.", "grade 1 [[B]]")."""
+        if not self.config.use_shapeless:
+            return False
+        surface = text[span.start:span.end]
+        if span.label == Label.DATE:
+            if _HAS_DIGIT.search(surface):
+                return False
+            words = _LETTER_RUN.findall(surface)
+            if not words or any(w.lower() in CALENDAR_TOKENS for w in words):
+                return False
+            cw = self.clinical_words
+            return all(len(w) > 1 and (vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF
+                                       or (cw is not None and cw.is_clinical(w))) for w in words)
+        letter = surface.strip(" \t.")
+        if len(letter) != 1 or not letter.isalpha() or span_sources(span) != {"ner"}:
+            return False
+        return not any(o is not span and o.start <= span.end + _LETTER_NEIGHBOUR and span.start <= o.end + _LETTER_NEIGHBOUR
+                       for o in spans)
 
     @staticmethod
     def _clinical_word(cw: ClinicalWords, span: Span, words: Sequence[str]) -> bool:

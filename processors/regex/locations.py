@@ -3,6 +3,7 @@ after "lives in"."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import regex
 from presidio_analyzer import Pattern
 
+from dictionaries import vocab
 from dictionaries.calendar import MONTHS
 from processors.regex.context import measure_before, unit_after
 from processors.regex.recognizer import (
@@ -83,7 +85,9 @@ _NOT_STREET_WORD = (
     r"(?!(?:BY|TO|OF|IN|ON|AT|AND|OR|FOR|THE|WITH|PER|TABS?|MG|ML|PO|IV|IM|SQ|PRN|BID|TID|QID|QD|QHS|HRS?|"
     r"DAYS?|WEEKS?|TIMES|UNITS?|By|To|Of|In|On|At|And|Or|For|The|With|Per|Tabs?|Times|Days?|Weeks?|Units?)\b)"
 )
-_STREET_NAME_WORD = r"(?:" + _NOT_STREET_WORD + r"[A-Z][A-Za-z'.-]*|\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH))"
+# a word ends in a period only as an abbreviation ("St.", "Mt."): "MOVES X 4 EXTREMITIES SPONTANEOUSLY. HEAD CT"
+# is two sentences
+_STREET_NAME_WORD = r"(?:" + _NOT_STREET_WORD + r"(?:[A-Z][A-Za-z'-]{0,2}\.|[A-Z](?:[A-Za-z'-]|\.(?=[A-Za-z]))*)|\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH))"
 _DIRECTION = r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST)\.?"
 
 _STATE_BEFORE_ZIP = re.compile(
@@ -95,6 +99,8 @@ _CITY_BEFORE = re.compile(r"\b" + _CITY + r"$", RE_CASED)
 _NAME_AFTER = re.compile(r"[ \t]+[A-Z][a-z]")
 _NON_SPACE = re.compile(r"\S+")
 _LEADING_NUMBER = re.compile(r"\d+[A-Z]?(?:-\d+)?")
+#: not a house number: "4U REG SQ" (units of insulin), "1 ST DEGREE AV BLOCK" (an ordinal written apart)
+_NOT_HOUSE_NUMBER = re.compile(r"\d+(?:[Uu]\b|[ \t]+(?:ST|ND|RD|TH|st|nd|rd|th)\b)")
 _PLACE_PREP_BEFORE = re.compile(r"\b(?:in|from|to|near|at|of|outside|around|visiting|born)[ \t]+$", RE_FLAGS)
 #: "St." followed by a name is "Saint" ("ST. JUDE VALVE"), not the end of a street address.
 _SAINT = re.compile(r"(?<=[Ss][Tt]\.)[ \t]+[A-Z]")
@@ -104,6 +110,26 @@ A AN THE HIS HER THEIR APARTMENT APT HOUSE HOME CONDO TRAILER SHELTER FACILITY S
 SECTION ROOM SENIOR PUBLIC HOUSING CARE LTC REHAB TOWN CITY COUNTY STATE AREA VA HOSPICE SAME BOARDING PRIVATE LOCAL
 RURAL SUBURBAN DOWNTOWN INDEPENDENT INDEPENDENTLY JAIL PRISON MOTEL HOTEL CAR ICU ED ER HOSPITAL CLINIC
 """.split()) | frozenset(m.upper() for m in MONTHS)
+
+
+def _caps_line(text: str, at: int) -> bool:
+    """The line around ``at`` has letters and none in lower case (ALL-CAPS nursing style)."""
+    lo = text.rfind("\n", 0, at) + 1
+    hi = text.find("\n", at)
+    line = text[lo:hi if hi >= 0 else len(text)]
+    return any(c.isalpha() for c in line) and not any(c.islower() for c in line)
+
+
+@functools.cache
+def _city_names() -> frozenset[str]:
+    return frozenset(c.lower() for c in vocab.us_cities())
+
+
+def _known_city(text: str, start: int, end: int) -> bool:
+    """The capitalised words before the comma end in a gazetteer city ("... IN BOSTON, MA")."""
+    words = text[start:end].lower().split()
+    names = _city_names()
+    return any(" ".join(words[i:]) in names for i in range(len(words)))
 
 
 class LocationRecognizer(ClinicalRecognizer):
@@ -157,7 +183,8 @@ class LocationRecognizer(ClinicalRecognizer):
         if kind in ("street", "pobox", "zip"):
             number = _LEADING_NUMBER.match(text, start)
             if kind == "street" and (measure_before(text, start, 12) or _SAINT.match(text, end)
-                                     or unit_after(text, number.end() if number else start)):
+                                     or unit_after(text, number.end() if number else start)
+                                     or _NOT_HOUSE_NUMBER.match(text, start)):
                 return  # "BP 120 ...", "ST. JUDE VALVE", "40 MEQ KCL. ST."
             yield Hit(start, end, Label.LOCATION, Subtype.ZIP if kind == "zip" else Subtype.STREET, pattern.score)
             return
@@ -178,6 +205,8 @@ class LocationRecognizer(ClinicalRecognizer):
             state = text[state_start:state_end]
             if text[city_start:city_end].isupper() and city_end - city_start < 4:
                 return  # "her PCP, Nevada ...": an abbreviation, not a city
+            if _caps_line(text, start) and not _known_city(text, city_start, city_end):
+                return  # ALL-CAPS line, no case evidence: "LASIX, CO/CI", "BASES BILAT, CT" need a known city
             if len(state) > 2 and _NAME_AFTER.match(text, state_end):
                 return  # "Nevada Bianca Martinez": a first name
             if state in _CREDENTIALS:

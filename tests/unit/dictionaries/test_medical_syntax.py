@@ -151,6 +151,18 @@ def _measure(text: str, surface: str, occurrence: int = 0) -> bool:
         ("Started on D5 1/2 NS at 75/hr", "1/2"),                     # a fraction, not a date
         ("Crackles 2/3 up bilaterally", "2/3"),
         ("Hemodynamics: PADs 17-20, wedge 18", "17-20"),
+        # a list of ventilator settings after its mode, a pair label after the value
+        ("wean her to pressure support 15/5 40%; but", "15/5"),
+        ("vent changed to CPAP .5% 5/5. Anticipate", "5/5"),
+        ("SETTINGS-SIMV/PS, 500X10, 40%, & 5/8. ABG", "5/8"),
+        ("remains vented IMV 700x10, 50% 8/5. sats >97%", "8/5"),
+        ("cont. on vent 5/5 psv with rr 20s", "5/5"),
+        # counts of cultures, pain scores
+        ("1/4 BLOOD CULTURES WERE POSITIVE", "1/4"),
+        ("gram neg rods in 2/4 bl cx from 5am", "2/4"),
+        ("C/O INCISIONAL PAIN #9/10. DENIES SOB", "9/10"),
+        ("STATED HE HAD 3/10 INCISIONAL PAIN", "3/10"),
+        ("pain score 4/10 at rest", "4/10"),
     ],
 )
 def test_when_number_is_in_measurement_context_then_it_is_a_measurement(text: str, surface: str) -> None:
@@ -184,6 +196,10 @@ def test_when_number_is_in_measurement_context_then_it_is_a_measurement(text: st
         ("HR 80 at 10 PM", "10 PM"),                                  # letters that are no unit
         ("since 8-15 on the unit", "8-15"),                           # a dashed pair after a date cue
         ("HR 80 overnight; ref # 8336652", "8336652"),
+        ("PS 10/5. Extubated 8/26 and doing well", "8/26"),       # a new sentence after the settings
+        ("CPAP 5/5 40% since 8/3 and stable", "8/3"),              # a date cue in the settings list
+        ("Admitted 9/10 with chest pain", "9/10"),                 # pain, but not the score's
+        ("blood cx 2/4 pending", "2/4"),                           # a culture's date, not its count
     ],
 )
 def test_when_number_is_an_identifier_then_it_is_no_measurement(text: str, surface: str) -> None:

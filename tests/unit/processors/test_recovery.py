@@ -312,3 +312,33 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
 ) -> None:
     note = recovery.process_batch([make_note(text, specs)])[0]
     assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        # a date needs digits, a month, a weekday or a holiday: times of day and relative days are not dates
+        ("FAMILY VISITING TILL MIDNIGHT.", [("MIDNIGHT", "DATE", "ner")], ["MIDNIGHT"]),
+        ("Son called last eve.", [("last eve", "DATE", "ner")], ["last eve"]),
+        ("TF ON HOLD SINCE NOON FOR TEE.", [("NOON", "DATE", "ner+regex")], ["NOON"]),
+        ("Dialysis Monday.", [("Monday", "DATE", "ner")], []),
+        ("Home since Christmas.", [("Christmas", "DATE", "ner")], []),
+        ("ON QUARTERMAIN 6.", [("QUARTERMAIN", "DATE", "ner")], []),  # an unknown word: maybe a place
+        ("Discharged 3/4.", [("3/4", "DATE", "ner")], []),
+        # a lone letter only the model found, with no other detection beside it
+        ("drew arm up to face x1. A. Bowel sounds present.", [("A", "NAME", "ner")], ["A"]),
+        ("Seen by Z. Miller today.", [("Z", "NAME", "ner"), ("Miller", "NAME", "ner")], []),
+        ("Seen by Z. today.", [("Z", "NAME", "ner+dictionary")], []),
+    ],
+)
+def test_when_span_has_no_identifier_shape_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, specs)])[0]
+    assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
+
+
+def test_when_use_shapeless_off_then_shapeless_spans_stay() -> None:
+    proc = build_processor("recovery", {"use_shapeless": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("TILL MIDNIGHT. A.", [("MIDNIGHT", "DATE", "ner"), ("A", "NAME", "ner")])])[0]
+    assert not note.dropped

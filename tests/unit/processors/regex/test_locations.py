@@ -33,6 +33,9 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Rio Grande City, TX 78582", [("Rio Grande City", L, Subtype.CITY)]),
     ("PSC 0413, Box 8144, APO AE 09012", [("PSC 0413, Box 8144", L, Subtype.STREET), ("09012", L, Subtype.ZIP)]),
     ("Office in Suite 501.", [("Suite 501", L, Subtype.STREET)]),
+    # an ALL-CAPS line gives no case evidence: a city the gazetteer knows still counts
+    ("SON FROM DALLAS, TX CALLED TODAY", [("DALLAS", L, Subtype.CITY), ("TX", L, Subtype.STATE)]),
+    ("Lives at 12 Oak St. with wife.", [("12 Oak St.", L, Subtype.STREET)]),
     ("1600 Pennsylvania Avenue NW, Washington, DC 20500", [
         ("1600 Pennsylvania Avenue NW", L, Subtype.STREET), ("Washington", L, Subtype.CITY),
         ("DC", L, Subtype.STATE), ("20500", L, Subtype.ZIP)]),
@@ -51,6 +54,12 @@ MUST_NOT_TAG: list[str] = [
     "FRANK BLOOD IN NGT, MD AWARE.", "Results sent to Carri Wood, MD.", "Consults: Cardiology, ID, Renal",
     "seen by her PCP, Nevada", "K 3.3 REPLETED W/ 40 MEQ KCL. ST. JUDE VALVE IN PLACE",
     "lives in a nursing home", "LIVES IN APARTMENT ALONE",
+    # ALL-CAPS clinical words before a comma are no city, so the abbreviation after it is no state
+    "RESPONDING WELL TO LASIX, CO/CI IMPROVED", "LUNG SOUNDS DIM IN BASES BILAT, CT SYSTEM WITHOUT LEAK",
+    "PMHX: CAD S/P CABG, MI '91",
+    # no house numbers: insulin units, an ordinal written apart, two sentences
+    "ENDO=BS COVER W 4U REG SQ @ 0200", "BASELINE 1 ST DEGREE AV BLOCK",
+    "MOVES X 4 EXTREMITIES SPONTANEOUSLY. HEAD CT NEGATIVE",
 ]
 
 
