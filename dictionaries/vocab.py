@@ -322,6 +322,17 @@ def surnames() -> tuple[str, ...]:
     return load().surnames
 
 
+@functools.cache
+def _surname_set() -> frozenset[str]:
+    return frozenset(n.lower() for n in surnames())
+
+
+def is_name_word(word: str) -> bool:
+    """``word`` (any case) is in the first-name list (SSA) or the surname list (Census)."""
+    low = word.lower()
+    return low in load().first_counts or low in _surname_set()
+
+
 def us_city_records() -> tuple[City, ...]:
     """US (and Puerto Rico) cities with state code and population, most populous first."""
     return load().cities

@@ -102,6 +102,17 @@ _HAS_DIGIT = re.compile(r"\d")
 _LETTER_RUN = re.compile(r"[^\W\d_]+(?:'s)?")
 #: a word at least this frequent in general English (wordfreq Zipf) is a known word: "noon", "eve", "last"
 _KNOWN_WORD_ZIPF = 3.0
+#: a misspelt word: at most this many edits from a known word (by the word's length), and that long at least
+_MISSPELT_MIN_LEN = 5
+_MISSPELT_EDITS_LONG = 7  # from this length two edits, below it one
+#: how many of the most frequent English words (wordfreq) a misspelling is compared with, besides clinical words
+_MISSPELT_ENGLISH = 40_000
+#: evidence of a person or a place beside an unknown word: an initial before it ("B. KARGAS"), an institution
+#: word after it ("HRBOR HOSP", "Mercy Clinic")
+_INITIAL_BEFORE = re.compile(r"(?:^|[^\w.])[A-Za-z]\.?[ \t]+$")
+_INSTITUTION_AFTER = re.compile(
+    r"[ \t]+(?:hosp|hospital|clinic|center|centre|medical|med|health|rehab|nursing|house|home|college|university|"
+    r"county|city)\b", re.IGNORECASE)
 #: another candidate within this many characters of a lone letter makes the letter part of something
 #: (an initial before a surname, "K 1421" before a postcode)
 _LETTER_NEIGHBOUR = 3
@@ -214,6 +225,23 @@ def has_medical_context(text: str, m: MedicalMatch, window: int) -> bool:
     return bool(_LEFT_CONTEXT.search(left) or _RIGHT_CONTEXT.match(right))
 
 
+def known_words(cw: ClinicalWords) -> tuple[str, ...]:
+    """The words a misspelling is compared with: the most frequent English words and the clinical words."""
+    from wordfreq import top_n_list
+
+    english = (w for w in top_n_list("en", _MISSPELT_ENGLISH) if w.isalpha() and len(w) >= _MISSPELT_MIN_LEN - 1)
+    clinical = (w for w in cw.known_words() if w.isalpha() and len(w) >= _MISSPELT_MIN_LEN - 1)
+    return tuple(sorted({*english, *clinical}))
+
+
+def near_known_word(word: str, known: Sequence[str]) -> bool:
+    """``word`` (lower case) is one edit (two from 7 letters) from one of ``known``."""
+    from rapidfuzz import distance, process
+
+    edits = 2 if len(word) >= _MISSPELT_EDITS_LONG else 1
+    return process.extractOne(word, known, scorer=distance.Levenshtein.distance, score_cutoff=edits) is not None
+
+
 @register("recovery")
 class MedicalRecovery:
     """Move candidate spans that are medical terms to ``note.dropped`` (never protected sources)."""
@@ -237,6 +265,11 @@ class MedicalRecovery:
         #: whose words are all known words ("last eve", "NOON", "tomorrow"; times of day and relative days are
         #: not dates), and a lone letter only the model found with no other detection next to it
         use_shapeless: bool = True
+        #: a misspelt common or clinical word found only by the model ("tommorow", "owund", "codiene"): one word
+        #: of 5+ letters in lower case (capitals in an ALL-CAPS line), in no name list, unknown to English, within
+        #: one edit (two from 7 letters) of a frequent English word or a clinical word; never after a title or an
+        #: initial, before an institution word, or on a line of fewer than three words
+        use_misspellings: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
@@ -244,6 +277,7 @@ class MedicalRecovery:
         self.measure_sources = frozenset(config.measure_sources) if config.use_measures else frozenset()
         self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
         self.clinical_words: ClinicalWords | None = clinical_words(ctx.cache_dir) if config.use_jargon else None
+        self._known: tuple[str, ...] | None = None  # built on the first possible misspelling
 
     def dictionary_versions(self) -> dict[str, str]:
         out = {"medical": self.vocab.version}
@@ -280,7 +314,7 @@ class MedicalRecovery:
         for i in candidates:
             span = note.spans[i]
             if (self._is_measurement(span, text) or self._is_jargon(span, text)
-                    or self._is_shapeless(span, text, note.spans)
+                    or self._is_shapeless(span, text, note.spans) or self._is_misspelt(span, text)
                     or self._is_medical(span, text, matches, syntax)):
                 drop.add(i)
         if not drop:
@@ -355,6 +389,29 @@ class MedicalRecovery:
             return False
         return not any(o is not span and o.start <= span.end + _LETTER_NEIGHBOUR and span.start <= o.end + _LETTER_NEIGHBOUR
                        for o in spans)
+
+    def _is_misspelt(self, span: Span, text: str) -> bool:
+        cw = self.clinical_words
+        if (not self.config.use_misspellings or cw is None or span_sources(span) != {"ner"}
+                or span.label not in _JARGON_LABELS):
+            return False
+        word = text[span.start:span.end].strip(" .,;:")
+        low = word.lower()
+        if len(word) < _MISSPELT_MIN_LEN or not word.isalpha() or not word.isascii():
+            return False
+        lo = text.rfind("\n", 0, span.start) + 1
+        hi = text.find("\n", span.end)
+        line = text[lo:hi if hi >= 0 else len(text)]
+        if not (word.islower() or (word.isupper() and not any(c.islower() for c in line))):
+            return False
+        if len(line.split()) < 3 or vocab.zipf(low) >= _KNOWN_WORD_ZIPF or vocab.is_name_word(low):
+            return False
+        if (name_context(text, span.start, span.end) or _INITIAL_BEFORE.search(text, max(0, span.start - 8), span.start)
+                or _INSTITUTION_AFTER.match(text, span.end)):
+            return False
+        if self._known is None:
+            self._known = known_words(cw)
+        return near_known_word(low, self._known)
 
     @staticmethod
     def _clinical_word(cw: ClinicalWords, span: Span, words: Sequence[str]) -> bool:

@@ -106,3 +106,10 @@ def test_when_zipf_asked_then_wordfreq_scale() -> None:
     assert vocab.zipf("the") > 7.0
     assert vocab.zipf("kowalski") < 3.5
     assert vocab.zipf("qzxjvv") == 0.0
+
+
+def test_when_word_is_in_a_name_list_then_it_is_a_name_word() -> None:
+    from dictionaries import vocab
+
+    assert vocab.is_name_word("Morales") and vocab.is_name_word("mary")
+    assert not vocab.is_name_word("tommorow")

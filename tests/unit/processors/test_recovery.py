@@ -342,3 +342,34 @@ def test_when_use_shapeless_off_then_shapeless_spans_stay() -> None:
     proc = build_processor("recovery", {"use_shapeless": False}, BuildContext(cache_dir=vocab.cache_dir()))
     note = proc.process_batch([make_note("TILL MIDNIGHT. A.", [("MIDNIGHT", "DATE", "ner"), ("A", "NAME", "ner")])])[0]
     assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        ("Meeting arranged for tommorow afternoon with family.", [("tommorow", "NAME", "ner")], ["tommorow"]),
+        ("ALLERGIES: tomatoes, codiene and latex", [("codiene", "NAME", "ner")], ["codiene"]),
+        ("DOES NOT HAVE O.R. PRIVELAGES HERE", [("PRIVELAGES", "ORGANIZATION", "ner")], ["PRIVELAGES"]),
+        # kept: a name list word, person or place evidence, a short line, a mixed-case line's capitals,
+        # another detector's vote, one edit too many for a short word
+        ("lorrie morales is a 70 yr old", [("morales", "NAME", "ner")], []),
+        ("seen by dr. dobroth at 3 am", [("dobroth", "NAME", "ner")], []),
+        ("REMAINS AS PER B. KARGAS TODAY", [("KARGAS", "NAME", "ner")], []),
+        ("URINE OUTPUT FROM HRBOR HOSP. HE WAS", [("HRBOR", "LOCATION", "ner")], []),
+        ("Suite 245\nFURLING\nAustria", [("FURLING", "LOCATION", "ner")], []),
+        ("Pt seen by Tommorow today.", [("Tommorow", "NAME", "ner")], []),
+        ("Meeting arranged for tommorow afternoon with family.", [("tommorow", "NAME", "ner+dictionary")], []),
+        ("no drainage from owund noted", [("owund", "NAME", "ner")], []),
+    ],
+)
+def test_when_span_is_a_misspelt_known_word_then_dropped_unless_name_evidence(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, specs)])[0]
+    assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
+
+
+def test_when_use_misspellings_off_then_misspelt_words_stay() -> None:
+    proc = build_processor("recovery", {"use_misspellings": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("Meeting arranged for tommorow afternoon.", [("tommorow", "NAME", "ner")])])[0]
+    assert not note.dropped
