@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dictionaries.calendar import MONTH_ABBREVIATIONS
+from dictionaries.text import line_bounds
 
 _NUM = r"\d+(?:[.,]\d+)?"
 _ROMAN = r"(?:IV|V?I{1,3}|V)"
@@ -500,9 +501,7 @@ def measurement_value(text: str, start: int, end: int) -> bool:
     surface = text[start:end]
     if not _measure_surface(surface, measures.unit_in_surface):
         return False
-    line_start = text.rfind("\n", 0, start) + 1
-    nl = text.find("\n", end)
-    line_end = len(text) if nl < 0 else nl
+    line_start, line_end = line_bounds(text, start, end)
     line = text[line_start:line_end]
     extent = _run_around(line, start - line_start, end - line_start)
     if extent is None:

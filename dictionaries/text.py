@@ -47,6 +47,23 @@ _CREDENTIAL_AFTER = re.compile(
 )
 
 
+def line_bounds(text: str, start: int, end: int | None = None) -> tuple[int, int]:
+    """Offsets of the line(s) holding ``text[start:end]`` (``end`` defaults to ``start``), newlines excluded."""
+    nl = text.find("\n", start if end is None else end)
+    return text.rfind("\n", 0, start) + 1, nl if nl >= 0 else len(text)
+
+
+def line_around(text: str, start: int, end: int | None = None) -> str:
+    """The line(s) holding ``text[start:end]``, without their newlines."""
+    lo, hi = line_bounds(text, start, end)
+    return text[lo:hi]
+
+
+def is_all_caps(line: str) -> bool:
+    """``line`` has letters and none in lower case (ALL-CAPS nursing style: case is no evidence there)."""
+    return any(c.isalpha() for c in line) and not any(c.islower() for c in line)
+
+
 def name_context(text: str, start: int, end: int, *, personal_titles_only: bool = False) -> bool:
     """A title before ("Dr.", "Mrs.", or a role word such as "pt") or a credential after (", MD") marks a
     person's name. ``personal_titles_only``: role words do not count (in nursing notes "pt" precedes verbs

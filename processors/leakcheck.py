@@ -34,6 +34,7 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dictionaries.message import find_message_identifiers
+from dictionaries.text import line_bounds
 from processors.pipeline import BuildContext, LeakFinding, Note, Replacement, build_processor, register
 from processors.spans import SpanDetector
 from schemas.errors import ProcessingError
@@ -179,9 +180,8 @@ def strict_name_hits(
         if titled or (part.given and right) or (not part.given and (left or last_first)):
             out.append((start, end, part))
             continue
-        line_start = output.rfind("\n", 0, start) + 1
-        line_end = output.find("\n", end)
-        line = output[line_start: line_end if line_end >= 0 else len(output)]
+        line_start, line_end = line_bounds(output, start, end)
+        line = output[line_start:line_end]
         letters = [c for c in line if c.isalpha()]
         caps_line = bool(letters) and sum(c.isupper() for c in letters) / len(letters) > 0.8
         sentence_start = re.search(r"(^|[.!?:;]\s*|\n\s*)$", output[line_start:start]) is not None

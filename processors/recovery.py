@@ -46,7 +46,7 @@ from dictionaries.medical import (
     medical_vocabulary,
 )
 from dictionaries.medical_syntax import clinical_measures, measurement_value
-from dictionaries.text import name_context
+from dictionaries.text import is_all_caps, line_around, name_context
 from processors.pipeline import BuildContext, Note, register
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
@@ -399,10 +399,8 @@ class MedicalRecovery:
         low = word.lower()
         if len(word) < _MISSPELT_MIN_LEN or not word.isalpha() or not word.isascii():
             return False
-        lo = text.rfind("\n", 0, span.start) + 1
-        hi = text.find("\n", span.end)
-        line = text[lo:hi if hi >= 0 else len(text)]
-        if not (word.islower() or (word.isupper() and not any(c.islower() for c in line))):
+        line = line_around(text, span.start, span.end)
+        if not (word.islower() or (word.isupper() and is_all_caps(line))):
             return False
         if len(line.split()) < 3 or vocab.zipf(low) >= _KNOWN_WORD_ZIPF or vocab.is_name_word(low):
             return False

@@ -45,7 +45,7 @@ from typing import Any
 from dictionaries import vocab
 from dictionaries.medical import medical_syntax_spans
 from dictionaries.medical_syntax import identifier_cue, measurement_value
-from dictionaries.text import TOKEN
+from dictionaries.text import TOKEN, line_around
 from processors.spans import Intervals
 from schemas.models import Span
 
@@ -88,9 +88,7 @@ class WordJudge:
 
 def caps_line(text: str, pos: int) -> bool:
     """Is the line around ``pos`` written mostly in capitals? Then case says nothing about names."""
-    a = text.rfind("\n", 0, pos) + 1
-    b = text.find("\n", pos)
-    letters = "".join(_LETTERS.findall(text[a:b if b >= 0 else len(text)]))
+    letters = "".join(_LETTERS.findall(line_around(text, pos)))
     return len(letters) >= 8 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 

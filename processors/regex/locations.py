@@ -13,6 +13,7 @@ from presidio_analyzer import Pattern
 
 from dictionaries import vocab
 from dictionaries.calendar import MONTHS
+from dictionaries.text import is_all_caps, line_around
 from processors.regex.context import measure_before, unit_after
 from processors.regex.recognizer import (
     RE_CASED,
@@ -112,14 +113,6 @@ RURAL SUBURBAN DOWNTOWN INDEPENDENT INDEPENDENTLY JAIL PRISON MOTEL HOTEL CAR IC
 """.split()) | frozenset(m.upper() for m in MONTHS)
 
 
-def _caps_line(text: str, at: int) -> bool:
-    """The line around ``at`` has letters and none in lower case (ALL-CAPS nursing style)."""
-    lo = text.rfind("\n", 0, at) + 1
-    hi = text.find("\n", at)
-    line = text[lo:hi if hi >= 0 else len(text)]
-    return any(c.isalpha() for c in line) and not any(c.islower() for c in line)
-
-
 @functools.cache
 def _city_names() -> frozenset[str]:
     return frozenset(c.lower() for c in vocab.us_cities())
@@ -205,7 +198,7 @@ class LocationRecognizer(ClinicalRecognizer):
             state = text[state_start:state_end]
             if text[city_start:city_end].isupper() and city_end - city_start < 4:
                 return  # "her PCP, Nevada ...": an abbreviation, not a city
-            if _caps_line(text, start) and not _known_city(text, city_start, city_end):
+            if is_all_caps(line_around(text, start)) and not _known_city(text, city_start, city_end):
                 return  # ALL-CAPS line, no case evidence: "LASIX, CO/CI", "BASES BILAT, CT" need a known city
             if len(state) > 2 and _NAME_AFTER.match(text, state_end):
                 return  # "Nevada Bianca Martinez": a first name

@@ -40,6 +40,12 @@ def surfaces(note: Note, spans: tuple[Span, ...]) -> list[str]:
     return [note.text[s.start:s.end] for s in spans]
 
 
+def dropped_surfaces(recovery: MedicalRecovery, text: str, specs: list[SpanSpec]) -> list[str]:
+    """The sorted surfaces of the candidates recovery drops from one note."""
+    note = recovery.process_batch([make_note(text, specs)])[0]
+    return sorted(surfaces(note, note.dropped))
+
+
 @pytest.mark.parametrize(
     ("text", "specs", "dropped"),
     [
@@ -286,8 +292,7 @@ def test_when_a_number_repeats_the_patients_own_identifier_then_it_is_kept(recov
 def test_when_span_is_only_curated_jargon_then_dropped_unless_name_evidence(
     recovery: MedicalRecovery, case: str, text: str, specs: list[SpanSpec], dropped: list[str]
 ) -> None:
-    note = recovery.process_batch([make_note(text, specs)])[0]
-    assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
 
 
 def test_when_use_jargon_off_then_jargon_spans_stay() -> None:
@@ -310,8 +315,7 @@ def test_when_use_jargon_off_then_jargon_spans_stay() -> None:
 def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
     recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
 ) -> None:
-    note = recovery.process_batch([make_note(text, specs)])[0]
-    assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
 
 
 @pytest.mark.parametrize(
@@ -334,8 +338,7 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
 def test_when_span_has_no_identifier_shape_then_dropped(
     recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
 ) -> None:
-    note = recovery.process_batch([make_note(text, specs)])[0]
-    assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
 
 
 def test_when_use_shapeless_off_then_shapeless_spans_stay() -> None:
@@ -365,8 +368,7 @@ def test_when_use_shapeless_off_then_shapeless_spans_stay() -> None:
 def test_when_span_is_a_misspelt_known_word_then_dropped_unless_name_evidence(
     recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
 ) -> None:
-    note = recovery.process_batch([make_note(text, specs)])[0]
-    assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
 
 
 def test_when_use_misspellings_off_then_misspelt_words_stay() -> None:
