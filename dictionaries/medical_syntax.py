@@ -209,12 +209,15 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
         re.IGNORECASE,
     ), ("q", "b.i.d", "t.i.d", "p.r.n"), True),
     SyntaxPattern("time", re.compile(
-        rf"(?:@|\b(?:at|by|until|due|given|scheduled|dosed|administered|taken)\b)"
+        rf"(?:@|\b(?i:at|by|until|due|given|scheduled|dosed|administered|taken)\b)"
         rf"\s*(?:{_TIME}(?![\d:/])(?:\s*(?:h|hrs|hours)\b)?|{_CLOCK}(?![\d:/]))"
         rf"(?:\s*(?:,|and|&|/|or|-)\s*(?:{_TIME}(?![\d:/])|{_CLOCK}(?![\d:/])))*"
         r"(?!\s*[A-Z][a-z])"  # "at 2005 Main St" is an address, not a schedule
     ), _DIGITS),
     SyntaxPattern("time", re.compile(rf"(?<![\d:/.-]){_TIME}\s*(?:h|hrs|hours)\b"), _DIGITS),
+    # a shift written as two 24-hour times ("NPN 0700-1930", "1900-0700"): no ID has that shape, and a
+    # year range that also reads as times ("2010-2015") is no identifier either
+    SyntaxPattern("time", re.compile(rf"(?<![\w:/.-]){_TIME}\s?-\s?{_TIME}(?![\w/-]|:\d)"), _DIGITS),
     # a time of day with am / pm needs no cue ("7 PM - 7 AM", "12am", "3:15-4:00pm"): times of day are no
     # Safe Harbor identifier; one attached to a date is part of a date-time (``_attached_to_date``)
     SyntaxPattern("time", re.compile(
@@ -391,7 +394,23 @@ _FRACTION_AFTER = re.compile(
     re.IGNORECASE,
 )
 #: how far before a value (same line) a label still names it: "LAST ABG ON 50% RATE 16 141/38/7.40"
+#: a pressure-support / PEEP (or flow-by) pair: small numbers on both sides of the slash
+_VENT_PAIR = re.compile(r"(?P<a>\d{1,2})/(?P<b>\d{1,2})")
+#: weaning or ventilation words right before a pair, or with at most two linking words ("weaning trial 5/5",
+#: "wean down to 10/5", "flowby 6/3", "MASK VENTILATION 5/5"): a setting even after "on" (but "weaned,
+#: extubated on 5/5" is a date); FiO2 or a mode right after it
+#: ("remained on 5/5, 40%", "5/5 IPS/CPAP")
+_VENT_BEFORE = re.compile(
+    r"\b(?:trial(?:ed|ing)?|wean(?:ed|ing|s)?|vent|ventilat\w*|cpap|bipap|psv?|ips|peep|fio2|fi02|mask|s?imv|"
+    r"flow-?by|cmv|prvc|pressure\s+support)\b"
+    r"(?:\W+(?:on|to|down|back|of|at|trial|settings?|now|remains|remained|is|was)){0,2}\W*$", re.IGNORECASE)
+_VENT_AFTER = re.compile(r"^\W{0,4}(?:\d{2,3}\s*%|ips\b|cpap\b|psv?\b|peep\b|fio2\b)", re.IGNORECASE)
 MEASURE_REACH = 40
+
+
+def _vent_pair(value: str) -> bool:
+    m = _VENT_PAIR.fullmatch(value)
+    return m is not None and int(m.group("a")) <= 30 and int(m.group("b")) <= 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -495,7 +514,9 @@ def measurement_value(text: str, start: int, end: int) -> bool:
     age cue ("in her 90's", "98 yo"), or an identifier cue between the label and the value ("HR 80,
     pager 12345"). Date-shaped runs ("3/4", "8/22/19") need a pair label right before them ("CPAP 5/5",
     "PS of 10/5") or a unit of more than one letter right after, and no date cue ("on", "since", "s/p")
-    before them; common fractions count before "NS", "up", "way", "strength" ("D5 1/2 NS").
+    before them; common fractions count before "NS", "up", "way", "strength" ("D5 1/2 NS"), and small pairs
+    after a weaning or ventilation word or before FiO2 are pressure-support / PEEP settings ("weaning trial
+    5/5", "remained on 5/5, 40%").
     """
     measures = clinical_measures()
     surface = text[start:end]
@@ -529,6 +550,8 @@ def measurement_value(text: str, start: int, end: int) -> bool:
             (_COUNT_OF.fullmatch(bare) and _COUNT_AFTER.match(right))
             or (_PAIN_SCORE.fullmatch(bare) and (_PAIN_BEFORE.search(left) or _PAIN_AFTER.match(right)))):
         return True  # "2/4 bl cx", "PAIN #9/10", "3/10 INCISIONAL PAIN"
+    if date_shaped and _vent_pair(bare) and (_VENT_BEFORE.search(left) or _VENT_AFTER.match(right)):
+        return True  # "weaning trial 5/5", "wean down to 10/5", "flowby 6/3", "remained on 5/5, 40%"
     low_left, low_right = left.lower(), right.lower()
     unit = measures.strong_unit_after if date_shaped else measures.unit_after
     labels = list((measures.label_for_dates if date_shaped else measures.label).finditer(low_left))

@@ -37,11 +37,13 @@ _ROLE_WORDS = ("sister", "nurse", "dear", "patient", "pt")
 
 
 def _title_before(words: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"\b(?i:" + "|".join(words) + r")\.?\s+(?:[A-Z][\w'-]*\.?\s+){0,2}$")
+    # up to two name parts between the title and the span: a capitalised word or an initial ("Dr. John
+    # [[Smith]]", "Mrs. A. [[Lee]]"); a word in capitals is no name part ("PT ADMITTED TO [[OSH]]")
+    return re.compile(r"\b(?i:" + "|".join(words) + r")\.?\s+(?:(?:[A-Z][a-z][\w'-]*|[A-Z])\.?\s+){0,2}$")
 
 
-_TITLE_BEFORE = _title_before(PERSONAL_TITLES + _ROLE_WORDS)
-_PERSONAL_TITLE_BEFORE = _title_before(PERSONAL_TITLES)
+_TITLE_BEFORE = _title_before(PERSONAL_TITLES)
+_ROLE_BEFORE = _title_before(_ROLE_WORDS)
 _CREDENTIAL_AFTER = re.compile(
     r"^,?\s*(?:MD|M\.D\.|DO|D\.O\.|RN|NP|PA-C|PhD|DDS|DPM|FNP|APRN|ARNP|CRNA|PharmD|LCSW|MSW|CNM|DNP)\b"
 )
@@ -68,8 +70,13 @@ def name_context(text: str, start: int, end: int, *, personal_titles_only: bool 
     """A title before ("Dr.", "Mrs.", or a role word such as "pt") or a credential after (", MD") marks a
     person's name. ``personal_titles_only``: role words do not count (in nursing notes "pt" precedes verbs
     as often as names)."""
-    before = _PERSONAL_TITLE_BEFORE if personal_titles_only else _TITLE_BEFORE
-    return bool(before.search(text[max(0, start - 48):start]) or _CREDENTIAL_AFTER.match(text[end:end + 12]))
+    left = text[max(0, start - 48):start]
+    if _TITLE_BEFORE.search(left) or _CREDENTIAL_AFTER.match(text[end:end + 12]):
+        return True
+    # a role word is followed by a verb as often as by a name ("Pt. weaned", "PT ADMITTED"): it counts
+    # before a capitalised word only, in a line that is not all capitals
+    return (not personal_titles_only and text[start:start + 1].isupper() and bool(_ROLE_BEFORE.search(left))
+            and not is_all_caps(line_around(text, start, end)))
 
 
 class NoteText:

@@ -327,10 +327,41 @@ def _surname_set() -> frozenset[str]:
     return frozenset(n.lower() for n in surnames())
 
 
+def is_first_name(word: str) -> bool:
+    """``word`` (any case) is in the first-name list (SSA)."""
+    return word.lower() in load().first_counts
+
+
+def is_surname(word: str) -> bool:
+    """``word`` (any case) is in the surname list (Census; it holds English words too: "Hall", "Proud")."""
+    return word.lower() in _surname_set()
+
+
 def is_name_word(word: str) -> bool:
     """``word`` (any case) is in the first-name list (SSA) or the surname list (Census)."""
-    low = word.lower()
-    return low in load().first_counts or low in _surname_set()
+    return is_first_name(word) or is_surname(word)
+
+
+#: street types as addresses write them ("St", "Ave", "Blvd"), and lower-cased
+STREET_TYPES = (
+    "Street", "St", "Avenue", "Ave", "Av", "Road", "Rd", "Boulevard", "Blvd", "Drive", "Dr", "Lane", "Ln", "Way",
+    "Court", "Ct", "Place", "Pl", "Terrace", "Ter", "Parkway", "Pkwy", "Highway", "Hwy", "Circle", "Cir",
+    "Square", "Sq", "Trail", "Trl", "Plaza", "Plz", "Alley", "Aly", "Row", "Pike", "Loop", "Crescent", "Cres",
+    "Expressway", "Expy", "Freeway", "Fwy", "Turnpike", "Tpke", "Causeway", "Broadway", "Heights", "Hts",
+    "Commons", "Crossing", "Xing", "Gardens", "Grove", "Hollow", "Landing", "Meadows", "Ridge", "Cove",
+    "Glen", "Mews", "Bend", "Manor",
+)
+STREET_TYPE_WORDS = frozenset(s.lower() for s in STREET_TYPES)
+
+
+@functools.cache
+def _place_names() -> frozenset[str]:
+    return frozenset(n.lower() for n in (*countries(), *us_cities(), *(p for s in us_states() for p in s)))
+
+
+def is_place_name(term: str) -> bool:
+    """``term`` (any case) is a country (pycountry), a US city of the gazetteer, or a US state name or code."""
+    return term.lower() in _place_names()
 
 
 def us_city_records() -> tuple[City, ...]:

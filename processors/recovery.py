@@ -102,6 +102,8 @@ _HAS_DIGIT = re.compile(r"\d")
 _LETTER_RUN = re.compile(r"[^\W\d_]+(?:'s)?")
 #: a word at least this frequent in general English (wordfreq Zipf) is a known word: "noon", "eve", "last"
 _KNOWN_WORD_ZIPF = 3.0
+#: a surname this frequent in English is a common word in lower case ("proud", "town", "sons")
+_COMMON_SURNAME_ZIPF = 4.0
 #: a misspelt word: at most this many edits from a known word (by the word's length), and that long at least
 _MISSPELT_MIN_LEN = 5
 _MISSPELT_EDITS_LONG = 7  # from this length two edits, below it one
@@ -110,9 +112,10 @@ _MISSPELT_ENGLISH = 40_000
 #: evidence of a person or a place beside an unknown word: an initial before it ("B. KARGAS"), an institution
 #: word after it ("HRBOR HOSP", "Mercy Clinic")
 _INITIAL_BEFORE = re.compile(r"(?:^|[^\w.])[A-Za-z]\.?[ \t]+$")
-_INSTITUTION_AFTER = re.compile(
-    r"[ \t]+(?:hosp|hospital|clinic|center|centre|medical|med|health|rehab|nursing|house|home|college|university|"
-    r"county|city)\b", re.IGNORECASE)
+_INSTITUTION = (r"(?:hosp|hospital|clinic|center|centre|medical|med|memorial|health|rehab|nursing|house|home|"
+                r"college|university|county|city)")
+_INSTITUTION_AFTER = re.compile(r"[ \t]+" + _INSTITUTION + r"\b", re.IGNORECASE)
+_INSTITUTION_WORD = re.compile(_INSTITUTION, re.IGNORECASE)
 #: another candidate within this many characters of a lone letter makes the letter part of something
 #: (an initial before a surname, "K 1421" before a postcode)
 _LETTER_NEIGHBOUR = 3
@@ -225,6 +228,16 @@ def has_medical_context(text: str, m: MedicalMatch, window: int) -> bool:
     return bool(_LEFT_CONTEXT.search(left) or _RIGHT_CONTEXT.match(right))
 
 
+def _common_word(word: str) -> bool:
+    """A lower-case word of 3+ letters that is frequent in English and no name or place: not a first name,
+    not a surname unless it is a very frequent word ("proud", "town", "sons" are Census surnames), not in the
+    place gazetteer, not an institution word."""
+    z = vocab.zipf(word)
+    return (len(word) >= 3 and z >= _KNOWN_WORD_ZIPF and not vocab.is_first_name(word)
+            and (z >= _COMMON_SURNAME_ZIPF or not vocab.is_surname(word)) and not vocab.is_place_name(word)
+            and not _INSTITUTION_WORD.fullmatch(word))
+
+
 def known_words(cw: ClinicalWords) -> tuple[str, ...]:
     """The words a misspelling is compared with: the most frequent English words and the clinical words."""
     from wordfreq import top_n_list
@@ -263,13 +276,19 @@ class MedicalRecovery:
         use_jargon: bool = True
         #: detections without an identifier's shape: a DATE with no digit and no month, weekday or holiday
         #: whose words are all known words ("last eve", "NOON", "tomorrow"; times of day and relative days are
-        #: not dates), and a lone letter only the model found with no other detection next to it
+        #: not dates), a lone letter only the model found with no other detection next to it, and a street type
+        #: alone from the model ("NSR to ST": no street name, no saint's name; "Glen" and state codes stay)
         use_shapeless: bool = True
         #: a misspelt common or clinical word found only by the model ("tommorow", "owund", "codiene"): one word
         #: of 5+ letters in lower case (capitals in an ALL-CAPS line), in no name list, unknown to English, within
         #: one edit (two from 7 letters) of a frequent English word or a clinical word; never after a title or an
         #: initial, before an institution word, or on a line of fewer than three words
         use_misspellings: bool = True
+        #: a common English word the model alone took for a name, place or organisation, written in lower case
+        #: ("tomatoes", "flying", "morgue", "waiting room"): every word of 3+ letters, frequent in English, in no
+        #: first-name list and no place gazetteer, and no surname unless very frequent ("proud", "town"); never with
+        #: an institution word in or after it ("memorial hospital") or after a title
+        use_common_words: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
@@ -315,6 +334,7 @@ class MedicalRecovery:
             span = note.spans[i]
             if (self._is_measurement(span, text) or self._is_jargon(span, text)
                     or self._is_shapeless(span, text, note.spans) or self._is_misspelt(span, text)
+                    or self._is_common_lower(span, text)
                     or self._is_medical(span, text, matches, syntax)):
                 drop.add(i)
         if not drop:
@@ -385,6 +405,9 @@ class MedicalRecovery:
             return all(len(w) > 1 and (vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF
                                        or (cw is not None and cw.is_clinical(w))) for w in words)
         letter = surface.strip(" \t.")
+        if (span.label in _JARGON_LABELS and letter.lower() in vocab.STREET_TYPE_WORDS and span_sources(span) == {"ner"}
+                and not (len(letter) > 2 and vocab.is_first_name(letter)) and not vocab.is_place_name(letter)):
+            return True  # a street type or "St" alone ("NSR to ST", "converted to st"): no street, saint or place
         if len(letter) != 1 or not letter.isalpha() or span_sources(span) != {"ner"}:
             return False
         return not any(o is not span and o.start <= span.end + _LETTER_NEIGHBOUR and span.start <= o.end + _LETTER_NEIGHBOUR
@@ -410,6 +433,20 @@ class MedicalRecovery:
         if self._known is None:
             self._known = known_words(cw)
         return near_known_word(low, self._known)
+
+    def _is_common_lower(self, span: Span, text: str) -> bool:
+        """Lower-case common English words that only the model found as a name, place or organisation: in
+        mixed-case text a name is capitalised, and in lower-case text a name is still a name-list word."""
+        if (not self.config.use_common_words or span_sources(span) != {"ner"}
+                or span.label not in _JARGON_LABELS):
+            return False
+        surface = text[span.start:span.end].strip(" \t.,;:")
+        words = _LETTER_RUN.findall(surface)
+        if not words or not surface.islower() or vocab.is_place_name(surface):
+            return False
+        if _HAS_DIGIT.search(surface) or not all(_common_word(w) for w in words):
+            return False
+        return not (_INSTITUTION_AFTER.match(text, span.end) or name_context(text, span.start, span.end))
 
     @staticmethod
     def _clinical_word(cw: ClinicalWords, span: Span, words: Sequence[str]) -> bool:

@@ -45,7 +45,7 @@ class AgeRecognizer(ClinicalRecognizer):
         ClinicalPattern(  # 92M, 92 F (age + sex shorthand): not a temperature ("T 98 F")
             "age + sex", r"(?<![\w.,/])(?P<v>(?:9|1[0-2])\d)[ \t]?(?:M|F)(?![\w°'])", 0.75, kind="sex", flags=REGEX_CASED),
         ClinicalPattern(
-            "in her 90s", r"\bin[ \t]+(?:his|her|their|the)[ \t]+(?:(?:early|mid|late)[ \t-]*)?"
+            "in her 90s", r"\bin[ \t]+(?:his|her|their)[ \t]+(?:(?:early|mid|late)[ \t-]*)?"
             r"(?P<v>(?:9|1[01])0['’]?s|nineties)\b", 0.7, kind="decade", trigger=("0s", "0's", "0’s", "nineties")),
         ClinicalPattern(
             "written age", r"\b(?P<v>(?:ninety|one[ \t]+hundred(?:[ \t]+and)?)(?:[ \t-]+(?:one|two|three|four|five|"

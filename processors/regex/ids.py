@@ -11,6 +11,7 @@ from typing import Any
 from presidio_analyzer import Pattern
 from presidio_analyzer.predefined_recognizers import CreditCardRecognizer, UsSsnRecognizer
 
+from dictionaries.medical_syntax import clinical_measures
 from processors.regex.context import is_measure_token, measure_before, unit_after
 from processors.regex.recognizer import (
     RE_FLAGS,
@@ -81,6 +82,16 @@ def _looks_like_phone_or_date(value: str) -> bool:
     lengths = tuple(len(p) for p in value.split("-"))
     return lengths in ((3, 2, 4), (3, 3, 4), (4, 2, 2), (2, 2, 4), (1, 2, 4), (2, 1, 4), (2, 2, 2), (1, 1, 4),
                        (1, 2, 2), (2, 1, 2), (1, 1, 2))
+
+
+_GLUED = re.compile(r"(?P<label>[A-Za-z]{2,})[-:]?(?P<value>\d{1,3}(?:-\d{1,3})*)")
+
+
+def _glued_measure(value: str) -> bool:
+    """A vital-sign label written onto its value or range ("HR-110-133", "BP130-140", "RATE98-100"): every
+    number of three digits at most, which no record number is."""
+    m = _GLUED.fullmatch(value)
+    return m is not None and clinical_measures().label.fullmatch(m.group("label").lower()) is not None
 
 
 class IdRecognizer(ClinicalRecognizer):
@@ -154,7 +165,7 @@ class IdRecognizer(ClinicalRecognizer):
     @staticmethod
     def _code_shape(value: str) -> bool:
         """Letter+digit codes that look like record numbers, not gene names or lab codes ("CYP2D6", "T2N0M0")."""
-        if is_measure_token(value) or _MUTATION.fullmatch(value):
+        if is_measure_token(value) or _MUTATION.fullmatch(value) or _glued_measure(value):
             return False
         digits = sum(c.isdigit() for c in value)
         letters = sum(c.isalpha() for c in value)

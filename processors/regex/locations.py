@@ -70,15 +70,6 @@ _CITY_STOP = frozenset({
     "born", "home", "and", "or", "pt", "patient", "address", "resident", "apt", "suite", "unit", "box",
     "seen", "called", "per", "mailing", "located", "dr", "mr", "mrs", "ms", "is", "was",
 })
-_STREET_SUFFIX = (
-    "Street", "St", "Avenue", "Ave", "Av", "Road", "Rd", "Boulevard", "Blvd", "Drive", "Dr", "Lane", "Ln", "Way",
-    "Court", "Ct", "Place", "Pl", "Terrace", "Ter", "Parkway", "Pkwy", "Highway", "Hwy", "Circle", "Cir",
-    "Square", "Sq", "Trail", "Trl", "Plaza", "Plz", "Alley", "Aly", "Row", "Pike", "Loop", "Crescent", "Cres",
-    "Expressway", "Expy", "Freeway", "Fwy", "Turnpike", "Tpke", "Causeway", "Broadway", "Heights", "Hts",
-    "Commons", "Crossing", "Xing", "Gardens", "Grove", "Hollow", "Landing", "Meadows", "Ridge", "Cove",
-    "Glen", "Mews", "Bend", "Manor",
-)
-_STREET_SUFFIX_SET = frozenset(s.lower() for s in _STREET_SUFFIX)
 _UNIT_WORD = _title_and_upper(("Apt", "Apartment", "Unit", "Suite", "Ste", "Rm", "Room", "Fl", "Floor", "Bldg",
                                "Building", "Lot", "Trlr", "Dept"))
 # Words that never belong to a street name (ALL-CAPS nursing text: "GIVEN 2 TABS BY MOUTH DR ...").
@@ -143,7 +134,7 @@ class LocationRecognizer(ClinicalRecognizer):
             r"(?P<v>\d{5}(?:-\d{4})?)(?![\d-])", 0.9, kind="zip", trigger=("zip", "postal")),
         ClinicalPattern(
             "street", r"(?<![\w.,/-])\d{1,6}[A-Z]?(?:-\d{1,4})?[ \t]+(?:" + _DIRECTION + r"[ \t]+)?(?:"
-            + _STREET_NAME_WORD + r"[ \t]+){1,4}?" + _title_and_upper(_STREET_SUFFIX) + r"\b\.?(?:[ \t]+"
+            + _STREET_NAME_WORD + r"[ \t]+){1,4}?" + _title_and_upper(vocab.STREET_TYPES) + r"\b\.?(?:[ \t]+"
             + _DIRECTION + r"(?!\w))?(?:,?[ \t]*(?:" + _UNIT_WORD + r"\.?|#)[ \t]*#?[ \t]*[A-Z0-9-]{1,6}\b)?",
             0.8, kind="street"),
         ClinicalPattern(
@@ -231,7 +222,7 @@ class LocationRecognizer(ClinicalRecognizer):
         keep = 0
         for i, w in enumerate(words):
             token = w.group(0).lower().rstrip(".")
-            if token in _CITY_STOP or (token in _STREET_SUFFIX_SET and i < len(words) - 1):
+            if token in _CITY_STOP or (token in vocab.STREET_TYPE_WORDS and i < len(words) - 1):
                 keep = i + 1
         if keep >= len(words):
             return None

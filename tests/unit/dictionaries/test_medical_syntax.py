@@ -71,6 +71,10 @@ def test_when_genes_are_given_as_any_iterable_then_they_are_recognised() -> None
         ("SKIN: BRADEN 13, Q2H TURNS", "BRADEN 13", "score"),
         ("In the ED, T 37.9 C.", "T 37.9 C", "vital"),
         ("Lasix 40\tmg daily", "40\tmg", "dose"),
+        ("CODE CALLED AT 0455. ROUNDS AT 0800", "AT 0455", "time"),   # a cue in capitals
+        ("Labs drawn At 0732, 0740", "At 0732, 0740", "time"),
+        ("MICU NPN 0700-1930: neuro intact", "0700-1930", "time"),   # a shift
+        ("see orders for 1900-0700.", "1900-0700", "time"),
     ],
 )
 def test_when_text_has_medical_syntax_then_it_is_recognised(
@@ -99,6 +103,8 @@ def test_when_text_has_medical_syntax_then_it_is_recognised(
         "Collected 2018-04-08 @ 1105.",
         "Dose given at 1105 on 08-Apr-18.",
         "Extubated 3/14 at 10 am.",
+        "Account 1234-5678 opened",  # "5678" is no time of day
+        "Seen 3/14/2023 0700-1930.",  # a shift attached to a date is part of a date-time
         "",
     ],
 )
@@ -163,6 +169,13 @@ def _measure(text: str, surface: str, occurrence: int = 0) -> bool:
         ("C/O INCISIONAL PAIN #9/10. DENIES SOB", "9/10"),
         ("STATED HE HAD 3/10 INCISIONAL PAIN", "3/10"),
         ("pain score 4/10 at rest", "4/10"),
+        # a pressure-support / PEEP pair after a weaning or ventilation word (even after "on"), or before FiO2
+        ("RESP: weaning trial on 5/5 this am", "5/5"),
+        ("continued to wean down to 10/5, tolerating", "10/5"),
+        ("FiO2 40% with flow-by 6/3, spont vols 400s", "6/3"),
+        ("Pt remained on 5/5, 40% all shift", "5/5"),
+        ("EXTUBATED FROM 5/5 IPS/CPAP ONTO 4L NC", "5/5"),
+        ("ON MASK VENTILATION 8/5 THIS AM", "8/5"),
     ],
 )
 def test_when_number_is_in_measurement_context_then_it_is_a_measurement(text: str, surface: str) -> None:
@@ -200,6 +213,9 @@ def test_when_number_is_in_measurement_context_then_it_is_a_measurement(text: st
         ("CPAP 5/5 40% since 8/3 and stable", "8/3"),              # a date cue in the settings list
         ("Admitted 9/10 with chest pain", "9/10"),                 # pain, but not the score's
         ("blood cx 2/4 pending", "2/4"),                           # a culture's date, not its count
+        ("weaned, extubated on 5/5 and stable", "5/5"),             # weaning words more than two words before
+        ("wean trial planned for 9/27", "9/27"),                   # no pressure-support pair: 27 > 25
+        ("Transferred on 5/5, 40 minutes later", "5/5"),           # no FiO2 after it
     ],
 )
 def test_when_number_is_an_identifier_then_it_is_no_measurement(text: str, surface: str) -> None:

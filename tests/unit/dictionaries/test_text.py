@@ -1,8 +1,10 @@
-"""The line helpers of dictionaries.text: the line(s) around an offset, and ALL-CAPS lines."""
+"""The helpers of dictionaries.text: the line(s) around an offset, ALL-CAPS lines, and name context."""
 
 from __future__ import annotations
 
-from dictionaries.text import is_all_caps, line_around, line_bounds
+import pytest
+
+from dictionaries.text import is_all_caps, line_around, line_bounds, name_context
 
 
 def test_when_offset_is_inside_a_line_then_its_bounds_exclude_the_newlines() -> None:
@@ -23,3 +25,28 @@ def test_when_line_has_letters_and_no_lower_case_then_it_is_all_caps() -> None:
     assert is_all_caps("PT ON CPAP 5/5, 40%")
     assert not is_all_caps("Pt on CPAP 5/5")
     assert not is_all_caps("120/80 88%")
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "expected"),
+    [
+        ("Seen by Dr. Lee today.", "Lee", True),
+        ("Seen by Dr. John Lee today.", "Lee", True),  # name parts between the title and the span
+        ("Mrs. A. Lee called.", "Lee", True),
+        ("Called dr. brown back.", "brown", True),  # a personal title counts before any case
+        ("Lee, RN checked the line.", "Lee", True),  # a credential after
+        ("Pt Smith resting.", "Smith", True),  # a role word before a capitalised word
+        ("Pt. weaned to 40%.", "weaned", False),  # a role word before a verb
+        ("PT ADMITTED TO OSH FOR CP.", "OSH", False),  # words in capitals are no name parts
+        ("PT SMITH RESTING.", "SMITH", False),  # a role word in an ALL-CAPS line says nothing
+        ("DR SMITH AWARE.", "SMITH", True),  # a personal title still does
+    ],
+)
+def test_when_title_or_credential_surrounds_span_then_name_context(text: str, surface: str, expected: bool) -> None:
+    start = text.index(surface)
+    assert name_context(text, start, start + len(surface)) is expected
+
+
+def test_when_only_personal_titles_count_then_role_words_do_not() -> None:
+    text = "Pt Smith resting."
+    assert not name_context(text, 3, 8, personal_titles_only=True)

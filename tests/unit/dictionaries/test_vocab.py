@@ -113,3 +113,16 @@ def test_when_word_is_in_a_name_list_then_it_is_a_name_word() -> None:
 
     assert vocab.is_name_word("Morales") and vocab.is_name_word("mary")
     assert not vocab.is_name_word("tommorow")
+    assert vocab.is_first_name("MARY") and not vocab.is_first_name("Morales")
+    assert vocab.is_surname("morales") and vocab.is_surname("Proud")  # Census surnames hold English words
+
+
+def test_when_term_is_a_country_city_or_state_then_it_is_a_place_name() -> None:
+    assert vocab.is_place_name("rome") and vocab.is_place_name("SWITZERLAND") and vocab.is_place_name("Boston")
+    assert vocab.is_place_name("Texas") and vocab.is_place_name("mt")
+    assert not vocab.is_place_name("waiting room") and not vocab.is_place_name("st")
+
+
+def test_when_street_types_listed_then_lower_case_set_matches() -> None:
+    assert {"st", "ave", "blvd", "street"} <= vocab.STREET_TYPE_WORDS
+    assert {s.lower() for s in vocab.STREET_TYPES} == vocab.STREET_TYPE_WORDS

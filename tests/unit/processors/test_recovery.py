@@ -333,6 +333,12 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("drew arm up to face x1. A. Bowel sounds present.", [("A", "NAME", "ner")], ["A"]),
         ("Seen by Z. Miller today.", [("Z", "NAME", "ner"), ("Miller", "NAME", "ner")], []),
         ("Seen by Z. today.", [("Z", "NAME", "ner+dictionary")], []),
+        # a street type alone: no street name, no saint's name, no place
+        ("HR up to 120s, sinus rhythm to ST with activity.", [("ST", "LOCATION", "ner")], ["ST"]),
+        ("converted from afib to st overnight", [("st", "LOCATION", "ner")], ["st"]),
+        ("Lives in Helena, MT with her son.", [("MT", "LOCATION", "ner")], []),  # a state code
+        ("Brother Glen visited.", [("Glen", "NAME", "ner")], []),  # a first name
+        ("Lives on Oak St near the park.", [("St", "LOCATION", "ner+regex")], []),  # not the model's alone
     ],
 )
 def test_when_span_has_no_identifier_shape_then_dropped(
@@ -369,6 +375,36 @@ def test_when_span_is_a_misspelt_known_word_then_dropped_unless_name_evidence(
     recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
 ) -> None:
     assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        ("Asked for his guitar from home.", [("guitar", "NAME", "ner")], ["guitar"]),
+        ("Son brings puzzles on weekends.", [("puzzles", "NAME", "ner")], ["puzzles"]),
+        ("Family asked to stay in the waiting room.", [("waiting room", "LOCATION", "ner")], ["waiting room"]),
+        ("We are proud of him.", [("proud", "NAME", "ner")], ["proud"]),  # a Census surname, and a common word
+        # kept: a first name, a rarer surname, a place, an institution word, a title, capitals, other sources
+        ("Visited by pearl and her sons.", [("pearl", "NAME", "ner")], []),
+        ("Seen by dr. hall this am.", [("hall", "NAME", "ner")], []),
+        ("Daughter flew in from rome.", [("rome", "LOCATION", "ner")], []),
+        ("Transferred from memorial hospital.", [("memorial hospital", "ORGANIZATION", "ner")], []),
+        ("Transferred from memorial yesterday.", [("memorial", "ORGANIZATION", "ner")], []),
+        ("Going home to Spring Valley.", [("Spring Valley", "LOCATION", "ner")], []),
+        ("Lives on church street.", [("church street", "LOCATION", "ner+regex")], []),
+        ("Lives at 88 street road.", [("88 street", "LOCATION", "ner")], []),
+    ],
+)
+def test_when_span_is_lower_case_common_words_then_dropped_unless_name_or_place(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+def test_when_use_common_words_off_then_common_words_stay() -> None:
+    proc = build_processor("recovery", {"use_common_words": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("He brought his guitar in.", [("guitar", "NAME", "ner")])])[0]
+    assert not note.dropped
 
 
 def test_when_use_misspellings_off_then_misspelt_words_stay() -> None:

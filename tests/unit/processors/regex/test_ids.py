@@ -40,6 +40,7 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Social security number 078 05 1120.", [("078 05 1120", ID, Subtype.SSN)]),
     ("SSN: ***-**-1234", [("***-**-1234", ID, Subtype.SSN)]),
     ("Paid with card 4111 1111 1111 1111.", [("4111 1111 1111 1111", ID, Subtype.ACCOUNT)]),
+    ("Outside film PA-123-4567 reviewed.", [("PA-123-4567", ID, None)]),  # a label-like prefix, a long group
 ]
 
 
@@ -56,6 +57,8 @@ MUST_NOT_TAG: list[str] = [
     "HLA-B27", "FK506", "T2N0M0", "E11.9", "12-lead EKG", "#16 Foley", "on 2L NC", "1000000 units penicillin",
     "FEV1 1.2 L", "G2P1", "ICD-10 I10", "PHQ-9 score 12", "factor V Leiden, prothrombin G20210A",
     "BRAF V600E", "WBC 8.4 x 109/L",
+    # a vital-sign label written onto its value or range
+    "BP 106-195/54-92, HR-110-133 overnight", "RATE98-100, no ectopy", "SBP130-140 on drip",
 ]
 
 
