@@ -70,6 +70,8 @@ _CONTACT_PAIRS = {"with": frozenset({"spoke", "spoken", "talked", "met", "discus
 #: Titles that are also clinical abbreviations in capitals: MS (mental status, morphine sulfate, multiple
 #: sclerosis), MR (mitral regurgitation), SR (sinus rhythm). No clinical word after them is a name.
 _CLINICAL_TITLES = frozenset({"ms", "mr", "sr"})
+#: a word this frequent in English after a lower-case clinical title is no surname ("ms given")
+_FREQUENT_ZIPF = 4.0
 # kinds of institution-list entries (bit flags)
 FIRST, LAST, CITY, STATE, HOSPITAL, COUNTRY, INST = 1, 2, 4, 8, 16, 32, 64
 _NAME_KINDS = FIRST | LAST
@@ -351,6 +353,17 @@ def _merge(a: _Entry, b: _Entry) -> _Entry:
                   a.rare or b.rare, a.inst + b.inst, a.clinical or b.clinical)
 
 
+_PHRASE_BREAK = frozenset("\n/+:;()")
+
+
+def _one_phrase(t: NoteText, i: int, j: int) -> bool:
+    """Words i..j can be one multi-word entry: no line break, slash, colon or bracket between them, and word i
+    not glued to the word before it by a slash or plus ("U/O VERY", "I+O.\n\nSkin" are no "O'Very", "O'Skin")."""
+    if t.gap(i)[-1:] in ("/", "+") and i > 0:
+        return False
+    return not any(_PHRASE_BREAK.intersection(t.text[t.ends[k]:t.starts[k + 1]]) for k in range(i, j))
+
+
 def find_institution(t: NoteText, lexicons: Sequence[_Lexicon], sc: Scores, patterns: bool, thr: float) -> list[Span]:
     out: list[Span] = []
     n = len(t)
@@ -368,7 +381,7 @@ def find_institution(t: NoteText, lexicons: Sequence[_Lexicon], sc: Scores, patt
             if i == j:
                 prev = single[i]
                 single[i] = entry if prev is None else _merge(prev, entry)
-            else:
+            elif _one_phrase(t, i, j):
                 multi.append((i, j, entry))
     lex = lexicons[0]
     for i in t.in_addresses():  # "jane.doe@clinic.org": the regex step tags the whole e-mail / URL
@@ -616,6 +629,9 @@ def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: A
                 continue  # "MS FLARE" (multiple sclerosis), "DR" without a dot before a non-name
             if t.is_caps(i) and w in _CLINICAL_TITLES and (clinical_name(j) or t.words[j] in clinical):
                 continue  # "MS. TOLERATING", "SR. TOL PS", "MS GIVEN"
+            if (w in _CLINICAL_TITLES and t.is_lower(i) and t.is_lower(j) and "." not in gap
+                    and vocab.zipf(t.words[j]) >= _FREQUENT_ZIPF and not vocab.is_name_like(t.words[j])):
+                continue  # "pain,ms given 2mg": morphine sulfate, no dot, before a frequent word ("ms garcia" stays)
             subtype = Subtype.PROVIDER if w in TITLES_DOCTOR else None
             tag(j, subtype, sc.name_pattern)
             # "Dr. John Smith", "Dr. J. Smith": the next name word too; in capitals a listed name that is no
@@ -711,7 +727,8 @@ def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: A
             continue  # "N/V. Mood"
         j = i + 1
         gap = t.text[t.ends[i]:t.starts[j]]
-        if gap.strip() != "." or not (kinds(j) & LAST and nameish(j)) or len(t.words[j]) < 2 or t.heading(j):
+        if gap.strip() != "." or "\n" in gap or not (kinds(j) & LAST and nameish(j)) or len(t.words[j]) < 2 \
+                or t.heading(j):  # "I+O.\n\nSkin:" is no "O. Skin"
             continue
         if t.caps_line(j) and not standalone(j) & LAST:
             continue

@@ -401,6 +401,25 @@ def test_when_span_is_lower_case_common_words_then_dropped_unless_name_or_place(
     assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
 
 
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        # cardiology, ward and staff abbreviations in capitals (dictionaries/data/medical_curated.txt)
+        ("PMH: CAD, AVR 2001, AMI w/ shock.", [("AVR", "NAME", "ner"), ("AMI", "NAME", "ner")], ["AVR", "AMI"]),
+        ("ADMITTED FROM THE EW WITH RAPID AF.", [("EW", "LOCATION", "ner")], ["EW"]),
+        ("TRANSFERRED FROM OSH FOR CATH.", [("OSH", "ORGANIZATION", "ner")], ["OSH"]),
+        ("LINE PULLED BY HO. EF 45%.", [("HO", "NAME", "ner"), ("EF", "NAME", "ner")], ["HO", "EF"]),
+        # the same letters written as a name stay a name
+        ("Visited by Ami and her brother.", [("Ami", "NAME", "ner")], []),
+        ("Dr. Ho saw him this morning.", [("Ho", "NAME", "ner")], []),
+    ],
+)
+def test_when_span_is_a_capitals_abbreviation_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
 def test_when_use_common_words_off_then_common_words_stay() -> None:
     proc = build_processor("recovery", {"use_common_words": False}, BuildContext(cache_dir=vocab.cache_dir()))
     note = proc.process_batch([make_note("He brought his guitar in.", [("guitar", "NAME", "ner")])])[0]

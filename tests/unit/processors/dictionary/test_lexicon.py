@@ -48,6 +48,10 @@ JARGON_ALONE_CASES = [
     ("caps_ms_title", "MS. TOLERATING EXTUBATION. MS GIVEN 2MG.", ["TOLERATING", "GIVEN"]),
     ("caps_credential_common_word", "WILL KEEP NP ON. PRIMARY CARE MD AWARE.", ["WILL", "KEEP", "CARE"]),
     ("caps_lower_max_temp", "ID-max temp 98.6 rectal.", ["max", "temp"]),
+    # a multi-word entry never spans a slash compound or a line break ("O'Very", "O'Skin" are surnames)
+    ("slash_compound", "GU: U/O VERY LOW ALL NIGHT.", ["O VERY", "VERY"]),
+    ("across_lines", "Strict I+O. \n\nSkin: intact.", ["O. \n\nSkin", "Skin"]),
+    ("lower_ms_frequent_word", "back pain,ms given 2mg iv", ["given"]),
 ]
 
 
@@ -75,6 +79,8 @@ NAME_EVIDENCE_CASES = [
     ("caps_title_second_word", "DR OKAFOR MET WITH FAMILY.", ["OKAFOR"], ["MET"]),
     ("caps_family_cue_second_word", "SON WILLIAM WENT HOME.", ["WILLIAM"], ["WENT"]),
     ("caps_mr_with_dot", "REFER TO MR. BENSKY.", ["BENSKY"], []),
+    ("apostrophe_surname", "Seen by Dr. O'Brien today.", ["O'Brien"], []),
+    ("lower_ms_surname", "ms garcia called back", ["garcia"], []),
 ]
 
 
