@@ -402,6 +402,7 @@ def find_institution(t: NoteText, lexicons: Sequence[_Lexicon], sc: Scores, patt
             name_taken.update(range(i, j + 1))  # "Mary" of "St. Mary's Hospital" is no person
     if patterns:
         _org_patterns(t, single, sc, thr, emit)
+        _university_abbreviations(t, single, multi, sc, emit)
     if lex.states:
         city_ends = {j for _, j, e in multi if (e.standalone | e.context) & CITY}
 
@@ -470,9 +471,13 @@ _ORG_HEADS = {
     "healthcare": Subtype.HOSPITAL, "system": Subtype.HOSPITAL, "institute": Subtype.HOSPITAL,
     "home": Subtype.HOSPITAL, "clinic": Subtype.CLINIC, "clinics": Subtype.CLINIC, "group": Subtype.CLINIC,
     "specialists": Subtype.CLINIC, "associates": Subtype.CLINIC, "partners": Subtype.CLINIC,
-    "practice": Subtype.CLINIC, "pharmacy": Subtype.CLINIC,
+    "practice": Subtype.CLINIC, "pharmacy": Subtype.CLINIC, "rehab": Subtype.HOSPITAL,
+    "rehabilitation": Subtype.HOSPITAL,
 }
 _ORG_INNER = frozenset({"of", "and", "&", "for", "the", "at"})
+#: heads that also name a service ("cardiac rehab"): an organisation only after a place or a rare word
+_CARE_HEADS = frozenset({"rehab", "rehabilitation"})
+_RARE_ZIPF = 3.0
 
 
 def _org_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, thr: float, emit: Any) -> None:
@@ -509,8 +514,35 @@ def _org_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, thr: flo
         specific = [w for w in words if w not in _GENERIC_ORG and w not in _ORG_INNER]
         if not specific:
             continue
+        if t.words[h] in _CARE_HEADS and not any(
+                vocab.zipf(t.words[x]) < _RARE_ZIPF or (_e := single[x]) is not None and (_e.standalone | _e.context)
+                & (CITY | STATE) for x in range(k, h)):
+            continue  # "CARDIAC REHAB" is a service; "Baltimore Rehab", "Kernan Rehab" are places
         strong = any(vocab.zipf(w) < thr for w in specific) or len(specific) >= 2
         emit(k, h, Label.ORGANIZATION, subtype, sc.org_pattern if strong else sc.sentence_start)
+
+
+def _university_abbreviations(t: NoteText, single: list[_Entry | None], multi: list[tuple[int, int, _Entry]],
+                              sc: Scores, emit: Any) -> None:
+    """"U Maryland", "U of MD", "Univ. of Iowa": a university named by its state or city."""
+    place = CITY | STATE
+    place_ends = {i: j for i, j, e in multi if (e.standalone | e.context) & place}
+    n = len(t)
+    for i in range(n - 1):
+        if t.words[i] not in ("u", "univ") or not t.surface(i)[:1].isupper() or (i > 0 and t.gap(i)[-1:] in "/+-"):
+            continue
+        j = i + 1
+        if t.words[j] == "of" and j + 1 < n and t.adjacent(i, j):
+            j += 1
+        elif not t.adjacent(i, j):
+            continue
+        if not (t.adjacent(j - 1, j) and t.is_cap(j)):
+            continue
+        e = single[j]
+        end = place_ends.get(j, j if e is not None and (e.standalone | e.context) & place else None)
+        if end is None and not (len(t.words[j]) == 2 and t.is_caps(j) and vocab.is_place_name(t.words[j])):
+            continue
+        emit(i, j if end is None else end, Label.ORGANIZATION, Subtype.HOSPITAL, sc.org_pattern)
 
 
 def _state_codes(t: NoteText, lex: _Lexicon, sc: Scores, emit: Any, city_before: Any) -> None:
@@ -659,6 +691,15 @@ def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: A
         # a listed name that is not a common or clinical word ("PER PROTOCOL", "PER LEVO GTT" are not)
         if (w in _CONTACT_CUES or (i > 0 and t.words[i - 1] in _CONTACT_PAIRS.get(w, ()))) and i + 1 < n:
             j = i + 1
+            k = j + 1
+            if (t.gap(j).strip() in ("", ":") and len(t.words[j]) == 1 and t.words[j].isalpha() and k < n
+                    and t.adjacent(j, k) and len(t.words[k]) >= 3 and t.words[k] not in clinical
+                    and not kinds(k) & STATE
+                    and (standalone(k) & LAST or (kinds(k) & LAST and nameish(k)))
+                    and t.is_lower(j) == t.is_lower(k)):
+                tag(j, None, sc.name_pattern)  # "PER E. WELSH", "per d ross": an initial and a surname
+                tag(k, None, sc.name_pattern)
+                continue
             if t.gap(j).strip() not in ("", ":") or not nameish(j) or not standalone(j) & _NAME_KINDS:
                 continue
             if len(t.words[j]) < 3 or t.words[j] in _SINGLE_STOP or t.words[j] in _CREDENTIALS:

@@ -81,7 +81,32 @@ NAME_EVIDENCE_CASES = [
     ("caps_mr_with_dot", "REFER TO MR. BENSKY.", ["BENSKY"], []),
     ("apostrophe_surname", "Seen by Dr. O'Brien today.", ["O'Brien"], []),
     ("lower_ms_surname", "ms garcia called back", ["garcia"], []),
+    ("caps_contact_cue_initial", "AS PER J. BARNES: NO CHANGE.", ["J", "BARNES"], []),
+    ("lower_contact_cue_initial", "map goal 65 per k kowalski.", ["k", "kowalski"], []),
 ]
+
+
+ORG_CASES = [
+    # (case, text, organisations that must be tagged, words that must not be)
+    ("university_by_state", "Transfer per U Iowa protocol.", ["U Iowa"], []),
+    ("university_of_code", "SEEN AT U OF MD MED CENTER", ["U OF MD"], []),
+    ("rehab_after_city", "Discharged to Springfield Rehab today.", ["Springfield Rehab"], []),
+    ("rehab_caps_city", "PLAN: TRANSFER TO DENVER REHAB", ["DENVER REHAB"], []),
+    ("rehab_service", "Pulmonary Rehab referral. CARDIAC REHAB CONSULTED.", [], ["Pulmonary Rehab", "CARDIAC REHAB"]),
+    ("slash_u", "U/O 30CC. I/O EVEN.", [], ["U", "O"]),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "orgs", "absent"), ORG_CASES, ids=[c[0] for c in ORG_CASES])
+def test_when_organisation_pattern_then_tagged(
+    detector: DictionaryDetector, case: str, text: str, orgs: list[str], absent: list[str]
+) -> None:
+    found = _names(text, [s for s in detector.detect(NoteIn(note_id="n1", text=text)) if s.score >= 0.5])
+    for org in orgs:
+        assert "ORGANIZATION" in found.get(org, set()), (org, found)
+    for word in absent:
+        assert word not in found, (word, found)
+
 
 
 @pytest.mark.parametrize(("case", "text", "names", "absent"), NAME_EVIDENCE_CASES,
