@@ -393,7 +393,6 @@ _FRACTION_AFTER = re.compile(
     r"^\s*(?:ns|nss|normal saline|strength|str|way|up|of (?:the|a|an)\b|tabs?|tablets?|bottles)(?![a-z])",
     re.IGNORECASE,
 )
-#: how far before a value (same line) a label still names it: "LAST ABG ON 50% RATE 16 141/38/7.40"
 #: a pressure-support / PEEP (or flow-by) pair: small numbers on both sides of the slash
 _VENT_PAIR = re.compile(r"(?P<a>\d{1,2})/(?P<b>\d{1,2})")
 #: weaning or ventilation words right before a pair, or with at most two linking words ("weaning trial 5/5",
@@ -405,6 +404,7 @@ _VENT_BEFORE = re.compile(
     r"flow-?by|cmv|prvc|pressure\s+support)\b"
     r"(?:\W+(?:on|to|down|back|of|at|trial|settings?|now|remains|remained|is|was)){0,2}\W*$", re.IGNORECASE)
 _VENT_AFTER = re.compile(r"^\W{0,4}(?:\d{2,3}\s*%|ips\b|cpap\b|psv?\b|peep\b|fio2\b)", re.IGNORECASE)
+#: how far before a value (same line) a label still names it: "LAST ABG ON 50% RATE 16 141/38/7.40"
 MEASURE_REACH = 40
 
 

@@ -391,7 +391,8 @@ class MedicalRecovery:
 
     def _is_shapeless(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
         """A DATE made only of known words and no calendar word ("since NOON", "last eve"), or a lone letter
-        from the model alone with no other candidate beside it ("Pt. A.", "grade 1 [[B]]")."""
+        from the model alone with no other candidate beside it ("Pt. A.", "grade 1 [[B]]"), or a street type alone
+        from the model ("NSR to [[ST]]")."""
         if not self.config.use_shapeless:
             return False
         surface = text[span.start:span.end]
@@ -404,11 +405,13 @@ class MedicalRecovery:
             cw = self.clinical_words
             return all(len(w) > 1 and (vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF
                                        or (cw is not None and cw.is_clinical(w))) for w in words)
-        letter = surface.strip(" \t.")
-        if (span.label in _JARGON_LABELS and letter.lower() in vocab.STREET_TYPE_WORDS and span_sources(span) == {"ner"}
-                and not (len(letter) > 2 and vocab.is_first_name(letter)) and not vocab.is_place_name(letter)):
+        bare = surface.strip(" \t.")
+        if span_sources(span) != {"ner"}:
+            return False
+        if (span.label in _JARGON_LABELS and bare.lower() in vocab.STREET_TYPE_WORDS
+                and not (len(bare) > 2 and vocab.is_first_name(bare)) and not vocab.is_place_name(bare)):
             return True  # a street type or "St" alone ("NSR to ST", "converted to st"): no street, saint or place
-        if len(letter) != 1 or not letter.isalpha() or span_sources(span) != {"ner"}:
+        if len(bare) != 1 or not bare.isalpha():
             return False
         return not any(o is not span and o.start <= span.end + _LETTER_NEIGHBOUR and span.start <= o.end + _LETTER_NEIGHBOUR
                        for o in spans)

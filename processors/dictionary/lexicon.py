@@ -100,6 +100,11 @@ class _Entry:
     clinical: bool = False  # a clinical word (dictionaries.jargon): its name / city kinds are context-only
 
 
+def _kinds(e: _Entry | None) -> int:
+    """Every kind an entry has, standalone or in context (0 for no entry)."""
+    return (e.standalone | e.context) if e is not None else 0
+
+
 @dataclass
 class _Lexicon:
     automaton: Any  # key -> int: (entry index << 12) | key length (ints pickle fast; objects do not)
@@ -408,7 +413,7 @@ def find_institution(t: NoteText, lexicons: Sequence[_Lexicon], sc: Scores, patt
 
         def city_before(j: int) -> bool:
             e = single[j]
-            return j in city_ends or (e is not None and bool((e.standalone | e.context) & CITY))
+            return j in city_ends or bool(_kinds(e) & CITY)
 
         _state_codes(t, lex, sc, emit, city_before)
 
@@ -515,8 +520,7 @@ def _org_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, thr: flo
         if not specific:
             continue
         if t.words[h] in _CARE_HEADS and not any(
-                vocab.zipf(t.words[x]) < _RARE_ZIPF or (_e := single[x]) is not None and (_e.standalone | _e.context)
-                & (CITY | STATE) for x in range(k, h)):
+                vocab.zipf(t.words[x]) < _RARE_ZIPF or _kinds(single[x]) & (CITY | STATE) for x in range(k, h)):
             continue  # "CARDIAC REHAB" is a service; "Baltimore Rehab", "Kernan Rehab" are places
         strong = any(vocab.zipf(w) < thr for w in specific) or len(specific) >= 2
         emit(k, h, Label.ORGANIZATION, subtype, sc.org_pattern if strong else sc.sentence_start)
@@ -526,10 +530,10 @@ def _university_abbreviations(t: NoteText, single: list[_Entry | None], multi: l
                               sc: Scores, emit: Any) -> None:
     """"U Maryland", "U of MD", "Univ. of Iowa": a university named by its state or city."""
     place = CITY | STATE
-    place_ends = {i: j for i, j, e in multi if (e.standalone | e.context) & place}
+    place_ends = {i: j for i, j, e in multi if _kinds(e) & place}
     n = len(t)
     for i in range(n - 1):
-        if t.words[i] not in ("u", "univ") or not t.surface(i)[:1].isupper() or (i > 0 and t.gap(i)[-1:] in "/+-"):
+        if t.words[i] not in ("u", "univ") or not t.surface(i)[:1].isupper() or t.gap(i)[-1:] in ("/", "+", "-"):
             continue
         j = i + 1
         if t.words[j] == "of" and j + 1 < n and t.adjacent(i, j):
@@ -538,8 +542,7 @@ def _university_abbreviations(t: NoteText, single: list[_Entry | None], multi: l
             continue
         if not (t.adjacent(j - 1, j) and t.is_cap(j)):
             continue
-        e = single[j]
-        end = place_ends.get(j, j if e is not None and (e.standalone | e.context) & place else None)
+        end = place_ends.get(j, j if _kinds(single[j]) & place else None)
         if end is None and not (len(t.words[j]) == 2 and t.is_caps(j) and vocab.is_place_name(t.words[j])):
             continue
         emit(i, j if end is None else end, Label.ORGANIZATION, Subtype.HOSPITAL, sc.org_pattern)
@@ -625,8 +628,7 @@ def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: A
     n = len(t)
 
     def kinds(i: int) -> int:
-        e = single[i]
-        return (e.standalone | e.context) if e is not None else 0
+        return _kinds(single[i])
 
     def standalone(i: int) -> int:
         e = single[i]
