@@ -387,12 +387,20 @@ _PAIN_SCORE = re.compile(r"(?:10|\d)/10")
 _PAIN_BEFORE = re.compile(r"\bpain\b(?:\s*(?:score|level|scale|rating|rated|of|at|is|was|now|[=:#(-])\s*)*$",
                           re.IGNORECASE)
 _PAIN_AFTER = re.compile(r"^\s*\)?\s*(?:[a-z]+\s+)?pain\b", re.IGNORECASE)
-#: a common fraction, and what follows a fraction but never a date: "1/2 NS", "2/3 way up", "3/4 strength"
-_FRACTION = re.compile(r"1/[234]|2/3|3/4")
+#: a common fraction ("1/2", "2/3", "3/4", "3/8") is an amount, not a date, in a quantity (or a range of them:
+#: "crackles 1/3-1/2 up"). Before a fluid or strength word it is one even after "on" ("remains on 1/4 NS",
+#: "3/4 strength", "1/4 st betadine"); before a unit or amount word ("1/2 gallon", "1/2 hr", "2/3 way up",
+#: "1/2 tab"), in a mixed number or a size ("1 1/2 hours", '1"x1/2"') or after a dextrose solution ("D5 1/2")
+#: when no date cue is before it
+_FRACTION_ONE = r"(?:1/[2348]|2/3|3/4|[357]/8)"
+_FRACTION = re.compile(rf"{_FRACTION_ONE}(?:\s*-\s*{_FRACTION_ONE})?")
+_FRACTION_FLUID_AFTER = re.compile(r"^\s*(?:ns|nss|normal saline|strength|str|st)(?![a-z])", re.IGNORECASE)
 _FRACTION_AFTER = re.compile(
-    r"^\s*(?:ns|nss|normal saline|strength|str|way|up|of (?:the|a|an)\b|tabs?|tablets?|bottles)(?![a-z])",
+    r"^(?:\s*\"|\s*(?:way|up|of (?:the|a|an)\b|tabs?|tablets?|pills?|caps?|bottles?|doses?|amps?|gallons?|"
+    r"cups?|glass(?:es)?|liters?|litres?|oz|tsp|tbsp|hours?|hrs?|minutes?|mins?|inch(?:es)?|cm|mm)(?![a-z]))",
     re.IGNORECASE,
 )
+_FRACTION_BEFORE = re.compile(r"(?:(?<![\d.])\d+\s+|\d\s*[\"']?\s*x\s*|\bd(?:5|10|50)w?\s*)$", re.IGNORECASE)
 #: a pressure-support / PEEP (or flow-by) pair: small numbers on both sides of the slash
 _VENT_PAIR = re.compile(r"(?P<a>\d{1,2})/(?P<b>\d{1,2})")
 #: weaning or ventilation words right before a pair, or with at most two linking words ("weaning trial 5/5",
@@ -514,7 +522,7 @@ def measurement_value(text: str, start: int, end: int) -> bool:
     age cue ("in her 90's", "98 yo"), or an identifier cue between the label and the value ("HR 80,
     pager 12345"). Date-shaped runs ("3/4", "8/22/19") need a pair label right before them ("CPAP 5/5",
     "PS of 10/5") or a unit of more than one letter right after, and no date cue ("on", "since", "s/p")
-    before them; common fractions count before "NS", "up", "way", "strength" ("D5 1/2 NS"), and small pairs
+    before them; common fractions count in quantities ("1/4 NS", "1/2 gallon", "1 1/2 hours", "D5 1/2"), and small pairs
     after a weaning or ventilation word or before FiO2 are pressure-support / PEEP settings ("weaning trial
     5/5", "remained on 5/5, 40%").
     """
@@ -544,8 +552,9 @@ def measurement_value(text: str, start: int, end: int) -> bool:
     date_shaped = bool(_DATE_SHAPED.fullmatch(bare))
     if _DASHED_PAIR.fullmatch(bare) and _DATE_CUE.search(left):
         return False
-    if date_shaped and _FRACTION.fullmatch(bare) and _FRACTION_AFTER.match(right) and not _DATE_CUE.search(left):
-        return True  # "1/2 NS", "crackles 2/3 up", "3/4 strength"
+    if _FRACTION.fullmatch(bare) and (_FRACTION_FLUID_AFTER.match(right) or (
+            not _DATE_CUE.search(left) and (_FRACTION_AFTER.match(right) or _FRACTION_BEFORE.search(left)))):
+        return True  # "on 1/4 NS", "crackles 1/3-1/2 up", "1/2 gallon", "1 1/2 hours", "D5 1/2"
     if date_shaped and not _DATE_CUE.search(left) and (
             (_COUNT_OF.fullmatch(bare) and _COUNT_AFTER.match(right))
             or (_PAIN_SCORE.fullmatch(bare) and (_PAIN_BEFORE.search(left) or _PAIN_AFTER.match(right)))):

@@ -364,6 +364,13 @@ def is_place_name(term: str) -> bool:
     return term.lower() in _place_names()
 
 
+@functools.cache
+def hospital_name_words() -> frozenset[str]:
+    """Every word (lower case) of the shipped US hospital names: the words an institution's name is made of
+    ("mercy", "harbor", "general", "sacred"), as opposed to words that only describe one ("outside")."""
+    return frozenset(w for h in hospitals() for w in re.findall(r"[a-z]+", h.name.lower()))
+
+
 def us_city_records() -> tuple[City, ...]:
     """US (and Puerto Rico) cities with state code and population, most populous first."""
     return load().cities

@@ -46,7 +46,7 @@ from dictionaries.medical import (
     medical_vocabulary,
 )
 from dictionaries.medical_syntax import clinical_measures, measurement_value
-from dictionaries.text import is_all_caps, line_around, name_context
+from dictionaries.text import FAMILY_CUES, PROVIDER_CUES, is_all_caps, line_around, name_context
 from processors.pipeline import BuildContext, Note, register
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
@@ -112,19 +112,46 @@ _MISSPELT_ENGLISH = 40_000
 #: evidence of a person or a place beside an unknown word: an initial before it ("B. KARGAS"), an institution
 #: word after it ("HRBOR HOSP", "Mercy Clinic")
 _INITIAL_BEFORE = re.compile(r"(?:^|[^\w.])[A-Za-z]\.?[ \t]+$")
-_INSTITUTION = (r"(?:hosp|hospital|clinic|center|centre|medical|med|memorial|health|rehab|nursing|house|home|"
-                r"college|university|county|city)")
+_INSTITUTION_WORDS = (r"hosp|hospital|clinic|center|centre|medical|med|memorial|health|rehab|nursing|house|home|"
+                      r"college|university|county|city")
+_INSTITUTION = r"(?:" + _INSTITUTION_WORDS + r")"
 _INSTITUTION_AFTER = re.compile(r"[ \t]+" + _INSTITUTION + r"\b", re.IGNORECASE)
 _INSTITUTION_WORD = re.compile(_INSTITUTION, re.IGNORECASE)
-#: another candidate within this many characters of a lone letter makes the letter part of something
-#: (an initial before a surname, "K 1421" before a postcode)
-_LETTER_NEIGHBOUR = 3
+#: another candidate within this many characters of a lone letter, a one- or two-digit "phone" or a weak lower-case
+#: detection makes it part of something larger (an initial before a surname, "K 1421" before a postcode, "+44"
+#: before a number, a street name in an address)
+_NEIGHBOUR = 3
+_SIGNED_NUMBER = re.compile(r"\s*[+-]\s*\d{1,5}\s*")
 #: Dates with a year ("03/14/2023", "2023-03-14", "20140731") or a month name ("13 Oct 2018", "14th of
 #: February") are never medical syntax: no syntax scan for them.
 _FULL_DATE = re.compile(
     r"\s*(?:\d{1,2}[/.-]\d{1,2}[/.-](?:\d{2}|\d{4})|\d{4}-\d{1,2}-\d{1,2}|(?:19|20)\d{6}|"
     r"(?i:.*\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b.*))\s*"
 )
+#: evidence for a weak lower-case detection (``weak_lower_score``). A person: a family or provider word, or a
+#: naming verb, right before it ("son jonathan", "nurse leslie", "calls me borna", "per d ross"); a credential
+#: in lower case after it ("s. roberto rrt"); an age and sex after it ("joseph 81M", "pt ob 64F")
+_PERSON_CUE_BEFORE = re.compile(
+    r"\b(?:" + "|".join(sorted(FAMILY_CUES | PROVIDER_CUES)) + r"|per|named|called|calls me|name is)\W{0,3}$",
+    re.IGNORECASE,
+)
+_CREDENTIAL_LOWER_AFTER = re.compile(r",?\s*(?:md|rn|np|rrt|lpn|cna|crna|msw|lcsw|pa-c)\b", re.IGNORECASE)
+_AGE_SEX = re.compile(r"\b\d{1,3}\s*(?:y/?o|yo|[mf])\b", re.IGNORECASE)
+_INITIAL_START = re.compile(r"[a-z]\.\s")
+#: a place or organisation: a residence or work cue before it ("lives in rome", "works for vista health"), an
+#: institution or hospital-unit word in or after it ("sacred heart hosp", "to gh cath lab")
+_PLACE_CUE_BEFORE = re.compile(
+    r"\b(?:lives?|living|works?|worked|moved|resides?|born|retired?)\s+(?:in|at|for|to|from|near)\s*$",
+    re.IGNORECASE,
+)
+_FACILITY_NEAR = re.compile(r"\b(?:" + _INSTITUTION_WORDS + r"|er|ed|lab|icu|ccu|ward)\b", re.IGNORECASE)
+#: a generic institution phrase: an institution head word with only describing words beside it ("OUTSIDE
+#: HOSPITAL", "prolonged hospital stay", "admitted to hosp", "funeral home"); "memorial" names hospitals
+_GENERIC_HEADS = frozenset(
+    """hosp hospital hospitals clinic clinics center centre medical med health healthcare rehab rehabilitation
+    nursing house home college university county city system institute group practice pharmacy""".split()
+)
+_GENERIC_INNER = frozenset({"of", "and", "the", "at", "for", "a", "an"})
 _CAPS_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,9}\b")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _SYNTAX_REACH = 28  # a syntax match overlapping a span starts/ends within this many characters of it
@@ -276,8 +303,10 @@ class MedicalRecovery:
         use_jargon: bool = True
         #: detections without an identifier's shape: a DATE with no digit and no month, weekday or holiday
         #: whose words are all known words ("last eve", "NOON", "tomorrow"; times of day and relative days are
-        #: not dates), a lone letter only the model found with no other detection next to it, and a street type
-        #: alone from the model ("NSR to ST": no street name, no saint's name; "Glen" and state codes stay)
+        #: not dates), a PHONE of one or two digits with no other detection next to it ("# 8 ETT") or a signed
+        #: number ("LOS -905": a fluid balance), a lone letter only the model found with no other detection next
+        #: to it, and a street type alone from the model ("NSR to ST": no street name, no saint's name; "Glen"
+        #: and state codes stay)
         use_shapeless: bool = True
         #: a misspelt common or clinical word found only by the model ("tommorow", "owund", "codiene"): one word
         #: of 5+ letters in lower case (capitals in an ALL-CAPS line), in no name list, unknown to English, within
@@ -289,6 +318,19 @@ class MedicalRecovery:
         #: first-name list and no place gazetteer, and no surname unless very frequent ("proud", "town"); never with
         #: an institution word in or after it ("memorial hospital") or after a title
         use_common_words: bool = True
+        #: a lower-case name, place or organisation only the model found, scored below this, with no evidence of
+        #: its own, is dropped (0 turns it off): in telegraphic lower-case notes the model takes misspellings and
+        #: jargon for names ("pearl" for PERRL, "from ctic", "fem site"). A name's evidence: a title, an initial,
+        #: a family or provider word before it, a credential or an age and sex after it, or the same word in a
+        #: stronger name detection of the note; a place's or organisation's: a residence or work cue before it
+        #: ("lives in"), an institution or unit word in or after it, or another detection next to it (an
+        #: address). Fitted on the PhysioNet dev notes, cross-validated by patient group (README, Quality)
+        weak_lower_score: float = Field(default=0.6, ge=0, le=1)
+        #: an organisation or place without case evidence (lower case, or on an ALL-CAPS line) made of an
+        #: institution word and words that only describe one: frequent English words that are in no US hospital's
+        #: name (the shipped CMS list) and no place ("OUTSIDE HOSPITAL", "PROLONGED HOSPITAL", "admitted to
+        #: hosp"); "MERCY HOSPITAL", "harbor hosp", "the general hospital" stay
+        use_generic_institutions: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
@@ -334,7 +376,8 @@ class MedicalRecovery:
             span = note.spans[i]
             if (self._is_measurement(span, text) or self._is_jargon(span, text)
                     or self._is_shapeless(span, text, note.spans) or self._is_misspelt(span, text)
-                    or self._is_common_lower(span, text)
+                    or self._is_common_lower(span, text) or self._is_weak_lower(span, text, note.spans)
+                    or self._is_generic_institution(span, text)
                     or self._is_medical(span, text, matches, syntax)):
                 drop.add(i)
         if not drop:
@@ -390,9 +433,10 @@ class MedicalRecovery:
         return not name_context(text, span.start, span.end)
 
     def _is_shapeless(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
-        """A DATE made only of known words and no calendar word ("since NOON", "last eve"), or a lone letter
-        from the model alone with no other candidate beside it ("Pt. A.", "grade 1 [[B]]"), or a street type alone
-        from the model ("NSR to [[ST]]")."""
+        """A DATE made only of known words and no calendar word ("since NOON", "last eve"); a PHONE of one or two
+        digits with no other candidate beside it ("intubated with # [[8]] ETT") or a signed number ("LOS [[-905]]");
+        a lone letter from the model alone with no other candidate beside it ("Pt. A.", "grade 1 [[B]]"); a street
+        type alone from the model ("NSR to [[ST]]")."""
         if not self.config.use_shapeless:
             return False
         surface = text[span.start:span.end]
@@ -405,16 +449,26 @@ class MedicalRecovery:
             cw = self.clinical_words
             return all(len(w) > 1 and (vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF
                                        or (cw is not None and cw.is_clinical(w))) for w in words)
+        if span.label == Label.PHONE:  # no phone, pager or extension has fewer than three digits; a signed
+            # number is a fluid balance ("LOS -905"), unless the sign is a separator ("202232-4455") or a country
+            # code before more of the number ("+44 20 ...")
+            if self._neighbours(span, spans):
+                return False
+            if _SIGNED_NUMBER.fullmatch(surface) and not text[max(0, span.start - 1):span.start].isalnum():
+                return True
+            return 0 < sum(c.isdigit() for c in surface) < 3
         bare = surface.strip(" \t.")
         if span_sources(span) != {"ner"}:
             return False
         if (span.label in _JARGON_LABELS and bare.lower() in vocab.STREET_TYPE_WORDS
                 and not (len(bare) > 2 and vocab.is_first_name(bare)) and not vocab.is_place_name(bare)):
             return True  # a street type or "St" alone ("NSR to ST", "converted to st"): no street, saint or place
-        if len(bare) != 1 or not bare.isalpha():
-            return False
-        return not any(o is not span and o.start <= span.end + _LETTER_NEIGHBOUR and span.start <= o.end + _LETTER_NEIGHBOUR
-                       for o in spans)
+        return len(bare) == 1 and bare.isalpha() and not self._neighbours(span, spans)
+
+    @staticmethod
+    def _neighbours(span: Span, spans: Sequence[Span]) -> list[Span]:
+        """The other candidates overlapping ``span`` or within ``_NEIGHBOUR`` characters of it."""
+        return [o for o in spans if o is not span and o.start <= span.end + _NEIGHBOUR and span.start <= o.end + _NEIGHBOUR]
 
     def _is_misspelt(self, span: Span, text: str) -> bool:
         cw = self.clinical_words
@@ -450,6 +504,43 @@ class MedicalRecovery:
         if _HAS_DIGIT.search(surface) or not all(_common_word(w) for w in words):
             return False
         return not (_INSTITUTION_AFTER.match(text, span.end) or name_context(text, span.start, span.end))
+
+    def _is_weak_lower(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
+        """A lower-case name, place or organisation from the model alone, scored below ``weak_lower_score``,
+        with no evidence of its own (see the config)."""
+        if (span.score >= self.config.weak_lower_score or span_sources(span) != {"ner"}
+                or span.label not in _JARGON_LABELS):
+            return False
+        surface = text[span.start:span.end]
+        if not surface.islower():
+            return False
+        near = self._neighbours(span, spans)
+        left = text[max(0, span.start - 32):span.start]
+        if span.label != Label.NAME:
+            return not (near or _PLACE_CUE_BEFORE.search(left) or _FACILITY_NEAR.search(text, span.start, span.end + 16))
+        if any(o.overlaps(span) for o in near) or name_context(text, span.start, span.end):
+            return False
+        if (_INITIAL_BEFORE.search(left[-8:]) or _INITIAL_START.match(surface) or _PERSON_CUE_BEFORE.search(left)
+                or _CREDENTIAL_LOWER_AFTER.match(text, span.end) or _AGE_SEX.search(text, span.start, span.end + 8)):
+            return False
+        word = surface.strip(" \t.,;:")
+        return not any(o is not span and o.label == Label.NAME
+                       and (o.score >= self.config.weak_lower_score or span_sources(o) != {"ner"})
+                       and word in text[o.start:o.end].lower() for o in spans)
+
+    def _is_generic_institution(self, span: Span, text: str) -> bool:
+        if not self.config.use_generic_institutions or span.label not in (Label.ORGANIZATION, Label.LOCATION):
+            return False
+        surface = text[span.start:span.end]
+        if not (surface.islower() or is_all_caps(line_around(text, span.start, span.end))):
+            return False
+        words = [w.lower() for w in _LETTER_RUN.findall(surface)]
+        if not any(w in _GENERIC_HEADS for w in words):
+            return False
+        names = vocab.hospital_name_words()
+        return all(w in _GENERIC_HEADS or w in _GENERIC_INNER
+                   or (vocab.zipf(w) >= _KNOWN_WORD_ZIPF and w not in names and not vocab.is_place_name(w))
+                   for w in words)
 
     @staticmethod
     def _clinical_word(cw: ClinicalWords, span: Span, words: Sequence[str]) -> bool:

@@ -156,6 +156,15 @@ def _measure(text: str, surface: str, occurrence: int = 0) -> bool:
         ("Total 250 cc over the shift", "250"),                      # a unit after
         ("Started on D5 1/2 NS at 75/hr", "1/2"),                     # a fraction, not a date
         ("Crackles 2/3 up bilaterally", "2/3"),
+        # common fractions in quantities: a fluid or strength after (even after "on"), a unit or amount word
+        # after, a mixed number, a size, a dextrose solution before, a range of fractions
+        ("He remains on 1/4 NS at 100cc/hr", "1/4"),
+        ("Gauze soaked in 1/4 st betadine", "1/4"),
+        ("Drinks 1/2 gallon of wine a day", "1/2"),
+        ("Held pressure 1 1/2 hours to the groin", "1/2"),
+        ('Skin tear 1"x1/2" on the left shin', "1/2"),
+        ("Continues on IVF D5 1/2 at 75/hr", "1/2"),
+        ("Crackles 1/3-1/2 up bilaterally", "1/3-1/2"),
         ("Hemodynamics: PADs 17-20, wedge 18", "17-20"),
         # a list of ventilator settings after its mode, a pair label after the value
         ("wean her to pressure support 15/5 40%; but", "15/5"),
@@ -216,6 +225,9 @@ def test_when_number_is_in_measurement_context_then_it_is_a_measurement(text: st
         ("weaned, extubated on 5/5 and stable", "5/5"),             # weaning words more than two words before
         ("wean trial planned for 9/27", "9/27"),                   # no pressure-support pair: 27 > 25
         ("Transferred on 5/5, 40 minutes later", "5/5"),           # no FiO2 after it
+        ("Extubated on 1/2 hours after the trial", "1/2"),         # a date cue before a unit word
+        ("Seen 3/4 in the clinic", "3/4"),                         # "in" is no unit here
+        ("Seen on 3/4, strength improving", "3/4"),                # a date cue, and no fluid right after
     ],
 )
 def test_when_number_is_an_identifier_then_it_is_no_measurement(text: str, surface: str) -> None:

@@ -339,6 +339,11 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("Lives in Helena, MT with her son.", [("MT", "LOCATION", "ner")], []),  # a state code
         ("Brother Glen visited.", [("Glen", "NAME", "ner")], []),  # a first name
         ("Lives on Oak St near the park.", [("St", "LOCATION", "ner+regex")], []),  # not the model's alone
+        # a "phone" of one or two digits alone, or a signed number (a fluid balance)
+        ("Intubated with # 8 ETT, 22 at the lip.", [("8", "PHONE", "ner")], ["8"]),
+        ("LOS -905 at midnight, goal even.", [("-905", "PHONE", "ner")], ["-905"]),
+        ("Wife (202232-4455) in to visit.", [("-4455", "PHONE", "ner")], []),  # a separator, not a sign
+        ("Call +44 20 7946 0958 after six.", [("+44", "PHONE", "ner"), ("20 7946 0958", "PHONE", "ner")], []),
     ],
 )
 def test_when_span_has_no_identifier_shape_then_dropped(
@@ -423,6 +428,84 @@ def test_when_span_is_a_capitals_abbreviation_then_dropped(
 def test_when_use_common_words_off_then_common_words_stay() -> None:
     proc = build_processor("recovery", {"use_common_words": False}, BuildContext(cache_dir=vocab.cache_dir()))
     note = proc.process_batch([make_note("He brought his guitar in.", [("guitar", "NAME", "ner")])])[0]
+    assert not note.dropped
+
+
+def scored_note(text: str, specs: list[tuple[str, str, str, float]]) -> Note:
+    """Like ``make_note`` with a score per span: (substring, label, source, score), first occurrence."""
+    spans = tuple(Span(start=text.index(sub), end=text.index(sub) + len(sub), label=label, source=source, score=score)
+                  for sub, label, source, score in specs)
+    return Note(input=NoteIn(note_id="n1", text=text), spans=spans)
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        # lower case, the model's alone, scored below 0.6, no evidence: dropped
+        ("neuro: alert, mae, pearl, follows commands", [("pearl", "NAME", "ner", 0.3)], ["pearl"]),
+        ("plan: try to wean off vent tonight", [("vent", "LOCATION", "ner", 0.3)], ["vent"]),
+        ("all lines out from the fem site", [("fem", "ORGANIZATION", "ner", 0.1)], ["fem"]),
+        # scored higher, in Title case, or found by another detector too: kept
+        ("neuro: alert, mae, pearl, follows commands", [("pearl", "NAME", "ner", 0.9)], []),
+        ("Neuro: alert, MAE, Pearl, follows commands", [("Pearl", "NAME", "ner", 0.3)], []),
+        ("spoke with wolfe about the plan", [("wolfe", "NAME", "ner", 0.3), ("wolfe", "NAME", "dictionary", 0.6)],
+         []),
+        # a person's evidence: a title, an initial, a family or provider word, a credential, an age and sex, the
+        # same name in a stronger detection
+        ("seen by dr. dobson this am", [("dobson", "NAME", "ner", 0.3)], []),
+        ("plan to extubate in am. s. roberts rrt", [("s. roberts", "NAME", "ner", 0.3)], []),
+        ("son jonas called for an update", [("jonas", "NAME", "ner", 0.3)], []),
+        ("called back per carol about the dose", [("carol", "NAME", "ner", 0.3)], []),
+        ("line placed by kim rn at noon", [("kim", "NAME", "ner", 0.3)], []),
+        ("joseph 81m with chf, here for diuresis", [("joseph", "NAME", "ner", 0.3)], []),
+        ("Spoke with Radu Crosson today. later radu called back.",
+         [("Radu Crosson", "NAME", "dictionary", 0.6), ("radu", "NAME", "ner", 0.3)], []),
+        # a place's: a residence or work cue, an institution or unit word, another detection beside it
+        ("her daughter lives in rome now", [("rome", "LOCATION", "ner", 0.3)], []),
+        ("taken to gh cath lab, no stent", [("gh", "ORGANIZATION", "ner", 0.2)], []),
+        ("lives at 12 elm st with wife", [("12", "LOCATION", "ner", 0.9), ("elm", "LOCATION", "ner", 0.3)], []),
+    ],
+)
+def test_when_weak_lower_case_detection_has_no_evidence_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[tuple[str, str, str, float]], dropped: list[str]
+) -> None:
+    note = recovery.process_batch([scored_note(text, specs)])[0]
+    assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
+
+
+def test_when_weak_lower_score_is_zero_then_weak_detections_stay() -> None:
+    proc = build_processor("recovery", {"weak_lower_score": 0}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([scored_note("plan: try to wean off vent tonight", [("vent", "LOCATION", "ner", 0.3)])])[0]
+    assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        ("2 PIVS PLACED AT OUTSIDE HOSPITAL. A-LINE IN CCU.", [("OUTSIDE HOSPITAL", "ORGANIZATION", "ner")],
+         ["OUTSIDE HOSPITAL"]),
+        ("SHE HAD A PROLONGED HOSPITAL STAY LAST YEAR.", [("PROLONGED HOSPITAL", "ORGANIZATION", "dictionary")],
+         ["PROLONGED HOSPITAL"]),
+        ("pt admitted to hosp last week with sob", [("hosp", "ORGANIZATION", "ner")], ["hosp"]),
+        ("returned call to funeral home re: arrangements", [("funeral home", "ORGANIZATION", "ner")],
+         ["funeral home"]),
+        # a word of a hospital's name, a place, or case evidence: an institution's name
+        ("TRANSFERRED FROM MERCY HOSPITAL FOR CATH.", [("MERCY HOSPITAL", "ORGANIZATION", "ner")], []),
+        ("went to harbor hosp with abd pain", [("harbor hosp", "ORGANIZATION", "ner")], []),
+        ("ADMITTED TO BOSTON HOSPITAL LAST WEEK.", [("BOSTON HOSPITAL", "ORGANIZATION", "ner")], []),
+        ("Lines were placed at Outside Hospital before transfer.", [("Outside Hospital", "ORGANIZATION", "ner")],
+         []),
+    ],
+)
+def test_when_institution_phrase_is_generic_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+def test_when_use_generic_institutions_off_then_generic_phrases_stay() -> None:
+    proc = build_processor("recovery", {"use_generic_institutions": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("PLACED AT OUTSIDE HOSPITAL.", [("OUTSIDE HOSPITAL", "ORGANIZATION", "ner")])])[0]
     assert not note.dropped
 
 
