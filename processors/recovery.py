@@ -20,6 +20,12 @@ one-word medical vocabulary terms, words of clinical text: "allergies", "kub") w
 found it (the dictionary applies the same filter with its own name evidence). The name-context rule below
 still keeps "Dr. Foley", "dr. brown" and "Swan, RN".
 
+Weak or generic detections: a lower-case name / place / organisation only the model found, scored below
+``weak_lower_score``, needs evidence of its own (a title, an initial, a family or provider word, a credential, a
+residence cue, an institution word, a neighbouring detection); an institution word with only describing words and
+no case evidence is generic ("OUTSIDE HOSPITAL", ``use_generic_institutions``); a name made only of words for a
+relative or a carer is none ("AUNTS", ``use_relation_words``). Each rule's config field says what counts.
+
 Never dropped: spans from a protected source (``span.source`` may be ``"a+b"`` after merges),
 spans with an identifier shape (phone, email, URL, IP, SSN, ZIP), spans preceded by a title or
 followed by a credential ("Dr. Parkinson", "Foley, RN"), and spans that repeat the message's own
@@ -109,9 +115,9 @@ _MISSPELT_MIN_LEN = 5
 _MISSPELT_EDITS_LONG = 7  # from this length two edits, below it one
 #: how many of the most frequent English words (wordfreq) a misspelling is compared with, besides clinical words
 _MISSPELT_ENGLISH = 40_000
-#: evidence of a person or a place beside an unknown word: an initial before it ("B. KARGAS"), an institution
-#: word after it ("HRBOR HOSP", "Mercy Clinic")
-_INITIAL_BEFORE = re.compile(r"(?:^|[^\w.])[A-Za-z]\.?[ \t]+$")
+#: evidence of a person or a place beside an unknown word: an initial before it ("B. KARGAS"; not the "s" of a
+#: possessive, "pt's"), an institution word after it ("HRBOR HOSP", "Mercy Clinic")
+_INITIAL_BEFORE = re.compile(r"(?:^|[^\w.'\u2019])[A-Za-z]\.?[ \t]+$")
 _INSTITUTION_WORDS = (r"hosp|hospital|clinic|center|centre|medical|med|memorial|health|rehab|nursing|house|home|"
                       r"college|university|county|city")
 _INSTITUTION = r"(?:" + _INSTITUTION_WORDS + r")"
@@ -145,6 +151,11 @@ _PLACE_CUE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _FACILITY_NEAR = re.compile(r"\b(?:" + _INSTITUTION_WORDS + r"|er|ed|lab|icu|ccu|ward)\b", re.IGNORECASE)
+#: words for a relative or a carer, never a name by themselves ("AUNTS", "pt's pastor", "Hsb is ENT physician");
+#: misspelt by one edit too ("S DUAGHTER", "dauther")
+_RELATION_WORDS = FAMILY_CUES | PROVIDER_CUES | frozenset(
+    "chaplain pastor priest minister rabbi family relatives parents children kids hsb husb dtr".split())
+_RELATION_LONG = tuple(w for w in _RELATION_WORDS if len(w) >= 5)
 #: a generic institution phrase: an institution head word with only describing words beside it ("OUTSIDE
 #: HOSPITAL", "prolonged hospital stay", "admitted to hosp", "funeral home"); "memorial" names hospitals
 _GENERIC_HEADS = frozenset(
@@ -265,6 +276,17 @@ def _common_word(word: str) -> bool:
             and not _INSTITUTION_WORD.fullmatch(word))
 
 
+def _relation_word(word: str) -> bool:
+    """``word`` (lower case) names a relative or a carer: listed, a plural of one, or one edit (a transposition
+    counts as one) from one of 5+ letters when it is in no name list."""
+    from rapidfuzz import distance, process
+
+    if word in _RELATION_WORDS or (word.endswith("s") and word[:-1] in _RELATION_WORDS):
+        return True
+    return (len(word) >= 5 and not vocab.is_name_word(word) and process.extractOne(
+        word, _RELATION_LONG, scorer=distance.DamerauLevenshtein.distance, score_cutoff=1) is not None)
+
+
 def known_words(cw: ClinicalWords) -> tuple[str, ...]:
     """The words a misspelling is compared with: the most frequent English words and the clinical words."""
     from wordfreq import top_n_list
@@ -331,6 +353,9 @@ class MedicalRecovery:
         #: name (the shipped CMS list) and no place ("OUTSIDE HOSPITAL", "PROLONGED HOSPITAL", "admitted to
         #: hosp"); "MERCY HOSPITAL", "harbor hosp", "the general hospital" stay
         use_generic_institutions: bool = True
+        #: a name made only of words for a relative or a carer ("AUNTS", "pt's pastor", "Hsb", "S DUAGHTER"): plurals
+        #: and one-edit misspellings of 5+ letters (in no name list) count; kept after a title ("Dr. Brother")
+        use_relation_words: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
@@ -377,7 +402,7 @@ class MedicalRecovery:
             if (self._is_measurement(span, text) or self._is_jargon(span, text)
                     or self._is_shapeless(span, text, note.spans) or self._is_misspelt(span, text)
                     or self._is_common_lower(span, text) or self._is_weak_lower(span, text, note.spans)
-                    or self._is_generic_institution(span, text)
+                    or self._is_generic_institution(span, text) or self._is_relation(span, text)
                     or self._is_medical(span, text, matches, syntax)):
                 drop.add(i)
         if not drop:
@@ -541,6 +566,13 @@ class MedicalRecovery:
         return all(w in _GENERIC_HEADS or w in _GENERIC_INNER
                    or (vocab.zipf(w) >= _KNOWN_WORD_ZIPF and w not in names and not vocab.is_place_name(w))
                    for w in words)
+
+    def _is_relation(self, span: Span, text: str) -> bool:
+        if not self.config.use_relation_words or span.label != Label.NAME:
+            return False
+        words = _LETTER_RUN.findall(text, span.start, span.end)
+        words = [w.lower().removesuffix("'s") for w in words if len(w) > 1]
+        return bool(words) and all(map(_relation_word, words)) and not name_context(text, span.start, span.end)
 
     @staticmethod
     def _clinical_word(cw: ClinicalWords, span: Span, words: Sequence[str]) -> bool:

@@ -12,6 +12,10 @@ with the chosen policy and with the default; the pooled held-out counts are the 
 Finally the same rule picks a policy on all notes: the candidate for the shipped defaults, to be checked on
 the synthetic and presidio_synth_v2 sets before it ships.
 
+Recovery's ``weak_lower_score`` (a lower-case name / place / organisation only the model found needs evidence
+below it) is a threshold too: when recovery is among the steps it runs once per value of ``WEAK_LOWER`` on the
+same candidates, and each policy is a pair (ensemble thresholds, weak_lower_score).
+
 The shipped NER model (stage 3) was trained on these notes, so its spans on them are in-sample.
 ``--fold-models DIR`` (the unpacked fold models of ``scripts/ner_cv.py``: ``DIR/<variant>fold<k>``) runs each
 fold's held-out notes through the model trained without that fold's patients: every note's candidates are
@@ -32,10 +36,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dictionaries.cache import cache_dir  # noqa: E402
 from processors.ensemble import Ensemble, decide  # noqa: E402
 from processors.evaluation.folds import splits  # noqa: E402
 from processors.evaluation.gold import load_gold, load_label_map  # noqa: E402
 from processors.evaluation.scoring import evaluate_note  # noqa: E402
+from processors.pipeline import BuildContext, Note, build_processor  # noqa: E402
+from processors.recovery import MedicalRecovery  # noqa: E402
+from schemas.models import Span  # noqa: E402
 from streams.cli._util import span_record  # noqa: E402
 from streams.cli.eval import run_pipeline  # noqa: E402
 
@@ -46,6 +54,8 @@ GRID = {
     "regex": (0.3, 0.4, 0.5, 0.7),
     "min_votes": (2, 3),
 }
+#: recovery's ``weak_lower_score`` (0: off), searched with the ensemble grid when recovery is among the steps
+WEAK_LOWER = (0.0, 0.3, 0.45, 0.6, 0.75, 0.9)
 
 
 def _ratio(a: int, b: int) -> float | None:
@@ -92,40 +102,58 @@ def main() -> int:
     base_options = json.loads(args.options)
     if base_options:
         os.environ["DEID_PIPELINE__OPTIONS"] = json.dumps(base_options)
+    steps = args.steps.split(",")
+    weak_values = WEAK_LOWER if steps[-1:] == ["recovery"] else (None,)
+    detect = ",".join(steps[:-1]) if weak_values != (None,) else args.steps
+    found: list[Note | None] = [None] * len(gold)
     if args.fold_models is None:
-        notes, _ = run_pipeline(gold, config=None, steps=args.steps, batch_size=64, workers=1, with_metrics=False)
-        spans = [n.spans if n.error is None else () for n in notes]
+        notes, _ = run_pipeline(gold, config=None, steps=detect, batch_size=64, workers=1, with_metrics=False)
+        found = list(notes)
     else:
-        spans = [()] * len(gold)
         for k, (_, held) in enumerate(folds_idx):
             model = args.fold_models / f"{args.variant}fold{k}"
             if not (model / "model.safetensors").is_file():
                 raise SystemExit(f"no fold model at {model} (unpack it with scripts/ner_cv.py score)")
             options = {**base_options, "ner": {**base_options.get("ner", {}), "model_dir": str(model)}}
             os.environ["DEID_PIPELINE__OPTIONS"] = json.dumps(options)
-            sub, _ = run_pipeline([gold[i] for i in held], config=None, steps=args.steps, batch_size=64, workers=1,
+            sub, _ = run_pipeline([gold[i] for i in held], config=None, steps=detect, batch_size=64, workers=1,
                                   with_metrics=False)
             for i, n in zip(held, sub, strict=True):
-                spans[i] = n.spans if n.error is None else ()
+                found[i] = n
         os.environ.pop("DEID_PIPELINE__OPTIONS", None)
+    spans_by_weak: dict[float | None, list[tuple[Span, ...]]] = {}
+    for weak in weak_values:
+        if weak is None:
+            spans_by_weak[weak] = [n.spans if n is not None and n.error is None else () for n in found]
+            continue
+        recovery = build_processor("recovery", {**base_options.get("recovery", {}), "weak_lower_score": weak},
+                                   BuildContext(cache_dir=cache_dir()))
+        spans_by_weak[weak] = [recovery.process_batch([n])[0].spans if n is not None and n.error is None else ()
+                               for n in found]
     defaults = Ensemble.Config()
-    policies: dict[str, tuple[dict[str, float], int]] = {}
-    for ner, dic, rx, votes in itertools.product(*GRID.values()):
-        thresholds = {**defaults.thresholds, "ner": ner, "dictionary": dic, "regex": rx}
-        policies[f"ner={ner} dictionary={dic} regex={rx} min_votes={votes}"] = (thresholds, votes)
+    default_weak = MedicalRecovery.Config().weak_lower_score if weak_values != (None,) else None
+
+    def weak_key(weak: float | None) -> str:
+        return "" if weak is None else f" weak_lower={weak}"
+
+    policies: dict[str, tuple[dict[str, float], int, float | None]] = {}
+    for (ner, dic, rx, votes), weak in itertools.product(itertools.product(*GRID.values()), weak_values):
+        thresholds = {**defaults.thresholds, "ner": float(ner), "dictionary": float(dic), "regex": float(rx)}
+        key = f"ner={ner} dictionary={dic} regex={rx} min_votes={votes}{weak_key(weak)}"
+        policies[key] = (thresholds, int(votes), weak)
     default_key = (f"ner={defaults.thresholds['ner']} dictionary={defaults.thresholds['dictionary']} "
-                   f"regex={defaults.thresholds['regex']} min_votes={defaults.min_votes}")
+                   f"regex={defaults.thresholds['regex']} min_votes={defaults.min_votes}{weak_key(default_weak)}")
     assert default_key in policies, default_key
     table: dict[str, list[tuple[int, int, int]]] = {}
-    for key, (thresholds, votes) in policies.items():
+    for key, (thresholds, votes, weak) in policies.items():
         row = []
-        for g, s in zip(gold, spans, strict=True):
-            kept, _ = decide(s, thresholds, defaults.default_threshold, votes)
+        for g, cands in zip(gold, spans_by_weak[weak], strict=True):
+            kept, _ = decide(cands, thresholds, defaults.default_threshold, votes)
             c = evaluate_note(g, [span_record(x) for x in kept])
             row.append((c.tp, c.fp, c.fn))
         table[key] = row
 
-    folds = []
+    folds: list[dict[str, Any]] = []
     held_chosen: list[int] = []
     pooled = {"chosen": [0, 0, 0], "default": [0, 0, 0]}
     for fit, held_out in folds_idx:
@@ -151,7 +179,8 @@ def main() -> int:
         key=lambda r: -(r["recall"] or 0.0))
     out = {
         "gold": args.gold.name, "labels": args.labels, "notes": len(gold), "k": args.k, "seed": args.seed,
-        "steps_before_ensemble": args.steps, "detection_options": base_options, "grid": GRID,
+        "steps_before_ensemble": args.steps, "detection_options": base_options,
+        "grid": {**GRID, **({"weak_lower_score": WEAK_LOWER} if default_weak is not None else {})},
         "ner_spans": (f"out-of-fold: fold models {args.fold_models.name}/{args.variant}fold<k>"
                       if args.fold_models is not None else "the shipped model"), "default_policy": default_key,
         "rule": "highest precision with recall >= the default policy's on the fitting notes",
@@ -162,9 +191,10 @@ def main() -> int:
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(out, indent=2) + "\n")
-    for f in folds:
-        print(f"fold: {f['policy']}: held-out P {f['held_out']['precision']:.3f} R {f['held_out']['recall']:.3f} "
-              f"(default P {f['held_out_default']['precision']:.3f} R {f['held_out_default']['recall']:.3f})")
+    for fold in folds:
+        got, ref = fold["held_out"], fold["held_out_default"]
+        print(f"fold: {fold['policy']}: held-out P {got['precision']:.3f} R {got['recall']:.3f} "
+              f"(default P {ref['precision']:.3f} R {ref['recall']:.3f})")
     for name, s in cv.items():
         print(f"cross-validated {name}: P {s['precision']:.3f} R {s['recall']:.3f} (fp {s['fp']}, fn {s['fn']})")
     print(f"fit on all notes: {final_key}")

@@ -457,6 +457,7 @@ def scored_note(text: str, specs: list[tuple[str, str, str, float]]) -> Note:
         ("son jonas called for an update", [("jonas", "NAME", "ner", 0.3)], []),
         ("called back per carol about the dose", [("carol", "NAME", "ner", 0.3)], []),
         ("line placed by kim rn at noon", [("kim", "NAME", "ner", 0.3)], []),
+        ("family called and pt's visi was in", [("visi", "NAME", "ner", 0.3)], ["visi"]),  # a possessive: no initial
         ("joseph 81m with chf, here for diuresis", [("joseph", "NAME", "ner", 0.3)], []),
         ("Spoke with Radu Crosson today. later radu called back.",
          [("Radu Crosson", "NAME", "dictionary", 0.6), ("radu", "NAME", "ner", 0.3)], []),
@@ -506,6 +507,30 @@ def test_when_institution_phrase_is_generic_then_dropped(
 def test_when_use_generic_institutions_off_then_generic_phrases_stay() -> None:
     proc = build_processor("recovery", {"use_generic_institutions": False}, BuildContext(cache_dir=vocab.cache_dir()))
     note = proc.process_batch([make_note("PLACED AT OUTSIDE HOSPITAL.", [("OUTSIDE HOSPITAL", "ORGANIZATION", "ner")])])[0]
+    assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        ("SOCIAL: MOTHER, AUNTS, GIRLFRIEND IN TODAY.", [("AUNTS", "NAME", "ner")], ["AUNTS"]),
+        ("family here. Hsb is a retired teacher.", [("Hsb", "NAME", "ner")], ["Hsb"]),
+        ("PT'S DUAGHTER IS HEALTH CARE PROXY.", [("DUAGHTER", "NAME", "ner")], ["DUAGHTER"]),
+        ("CHAPLAIN VISITED. FAMILY AWARE.", [("CHAPLAIN", "NAME", "dictionary+ner")], ["CHAPLAIN"]),
+        ("Consult per Dr. Brother this am.", [("Brother", "NAME", "dictionary")], []),  # a title: a surname
+        ("Daughter Paula called.", [("Paula", "NAME", "ner")], []),
+        ("Spoke with France about the plan.", [("France", "NAME", "dictionary")], []),  # a name, not "fiance"
+    ],
+)
+def test_when_name_is_only_relation_words_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+def test_when_use_relation_words_off_then_relation_words_stay() -> None:
+    proc = build_processor("recovery", {"use_relation_words": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("MOTHER, AUNTS IN TODAY.", [("AUNTS", "NAME", "ner")])])[0]
     assert not note.dropped
 
 
