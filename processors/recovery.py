@@ -158,10 +158,8 @@ _RELATION_WORDS = FAMILY_CUES | PROVIDER_CUES | frozenset(
 _RELATION_LONG = tuple(w for w in _RELATION_WORDS if len(w) >= 5)
 #: a generic institution phrase: an institution head word with only describing words beside it ("OUTSIDE
 #: HOSPITAL", "prolonged hospital stay", "admitted to hosp", "funeral home"); "memorial" names hospitals
-_GENERIC_HEADS = frozenset(
-    """hosp hospital hospitals clinic clinics center centre medical med health healthcare rehab rehabilitation
-    nursing house home college university county city system institute group practice pharmacy""".split()
-)
+_GENERIC_HEADS = (frozenset(_INSTITUTION_WORDS.split("|")) - {"memorial"}) | frozenset(
+    "hospitals clinics healthcare rehabilitation system institute group practice pharmacy".split())
 _GENERIC_INNER = frozenset({"of", "and", "the", "at", "for", "a", "an"})
 _CAPS_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,9}\b")
 _WORD = re.compile(r"[^\W\d_]{2,}")

@@ -103,8 +103,9 @@ def main() -> int:
     if base_options:
         os.environ["DEID_PIPELINE__OPTIONS"] = json.dumps(base_options)
     steps = args.steps.split(",")
-    weak_values = WEAK_LOWER if steps[-1:] == ["recovery"] else (None,)
-    detect = ",".join(steps[:-1]) if weak_values != (None,) else args.steps
+    sweep_weak = steps[-1:] == ["recovery"]  # recovery runs here, once per weak_lower_score
+    weak_values: tuple[float | None, ...] = WEAK_LOWER if sweep_weak else (None,)
+    detect = ",".join(steps[:-1]) if sweep_weak else args.steps
     found: list[Note | None] = [None] * len(gold)
     if args.fold_models is None:
         notes, _ = run_pipeline(gold, config=None, steps=detect, batch_size=64, workers=1, with_metrics=False)
@@ -131,7 +132,7 @@ def main() -> int:
         spans_by_weak[weak] = [recovery.process_batch([n])[0].spans if n is not None and n.error is None else ()
                                for n in found]
     defaults = Ensemble.Config()
-    default_weak = MedicalRecovery.Config().weak_lower_score if weak_values != (None,) else None
+    default_weak = MedicalRecovery.Config().weak_lower_score if sweep_weak else None
 
     def weak_key(weak: float | None) -> str:
         return "" if weak is None else f" weak_lower={weak}"
@@ -180,7 +181,7 @@ def main() -> int:
     out = {
         "gold": args.gold.name, "labels": args.labels, "notes": len(gold), "k": args.k, "seed": args.seed,
         "steps_before_ensemble": args.steps, "detection_options": base_options,
-        "grid": {**GRID, **({"weak_lower_score": WEAK_LOWER} if default_weak is not None else {})},
+        "grid": {**GRID, **({"weak_lower_score": WEAK_LOWER} if sweep_weak else {})},
         "ner_spans": (f"out-of-fold: fold models {args.fold_models.name}/{args.variant}fold<k>"
                       if args.fold_models is not None else "the shipped model"), "default_policy": default_key,
         "rule": "highest precision with recall >= the default policy's on the fitting notes",

@@ -432,10 +432,10 @@ def test_when_use_common_words_off_then_common_words_stay() -> None:
 
 
 def scored_note(text: str, specs: list[tuple[str, str, str, float]]) -> Note:
-    """Like ``make_note`` with a score per span: (substring, label, source, score), first occurrence."""
-    spans = tuple(Span(start=text.index(sub), end=text.index(sub) + len(sub), label=label, source=source, score=score)
-                  for sub, label, source, score in specs)
-    return Note(input=NoteIn(note_id="n1", text=text), spans=spans)
+    """``make_note`` with a score per span: (substring, label, source, score)."""
+    note = make_note(text, [spec[:3] for spec in specs])
+    return note.replace(spans=tuple(span.model_copy(update={"score": spec[3]})
+                                    for span, spec in zip(note.spans, specs, strict=True)))
 
 
 @pytest.mark.parametrize(
