@@ -475,11 +475,8 @@ class MedicalRecovery:
         if span.label == Label.PHONE:  # no phone, pager or extension has fewer than three digits; a signed
             # number is a fluid balance ("LOS -905"), unless the sign is a separator ("202232-4455") or a country
             # code before more of the number ("+44 20 ...")
-            if self._neighbours(span, spans):
-                return False
-            if _SIGNED_NUMBER.fullmatch(surface) and not text[max(0, span.start - 1):span.start].isalnum():
-                return True
-            return 0 < sum(c.isdigit() for c in surface) < 3
+            signed = _SIGNED_NUMBER.fullmatch(surface) and not text[max(0, span.start - 1):span.start].isalnum()
+            return bool(signed or 0 < sum(c.isdigit() for c in surface) < 3) and not self._neighbours(span, spans)
         bare = surface.strip(" \t.")
         if span_sources(span) != {"ner"}:
             return False
