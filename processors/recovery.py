@@ -26,6 +26,11 @@ residence cue, an institution word, a neighbouring detection); an institution wo
 no case evidence is generic ("OUTSIDE HOSPITAL", ``use_generic_institutions``); a name made only of words for a
 relative or a carer is none ("AUNTS", ``use_relation_words``). Each rule's config field says what counts.
 
+Edges that are no identifier are cut off a span that stays (the words cut off go to ``note.dropped``): titles,
+credentials and words after a name ("Drs' Ballou", "DR MANNING AWARE", ``use_name_edges``), and a ward or floor
+number after a unit's name in a line that moves the patient ("transfer to QUARTERMAIN 2", ``use_ward_numbers``).
+The rest is checked again by the rules above.
+
 Never dropped: spans from a protected source (``span.source`` may be ``"a+b"`` after merges),
 spans with an identifier shape (phone, email, URL, IP, SSN, ZIP), spans preceded by a title or
 followed by a credential ("Dr. Parkinson", "Foley, RN"), and spans that repeat the message's own
@@ -52,7 +57,16 @@ from dictionaries.medical import (
     medical_vocabulary,
 )
 from dictionaries.medical_syntax import clinical_measures, measurement_value
-from dictionaries.text import FAMILY_CUES, PROVIDER_CUES, is_all_caps, line_around, name_context
+from dictionaries.text import (
+    FAMILY_CUES,
+    PERSONAL_TITLES,
+    PROVIDER_CUES,
+    TITLES_DOCTOR,
+    TITLES_OTHER,
+    is_all_caps,
+    line_around,
+    name_context,
+)
 from processors.pipeline import BuildContext, Note, register
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
@@ -161,6 +175,31 @@ _RELATION_LONG = tuple(w for w in _RELATION_WORDS if len(w) >= 5)
 _GENERIC_HEADS = (frozenset(_INSTITUTION_WORDS.split("|")) - {"memorial"}) | frozenset(
     "hospitals clinics healthcare rehabilitation system institute group practice pharmacy".split())
 _GENERIC_INNER = frozenset({"of", "and", "the", "at", "for", "a", "an"})
+#: name edges (``use_name_edges``): a word of a name span (hyphenated and apostrophe names are one); titles and
+#: credentials are no part of a name ("Drs' Ballou", "RABBI KLEIN", "s. roberto rrt"), nor is a conjunction at its
+#: start ("& dauther") or a word after the name ("Dr Kearns paged", "DR MANNING AWARE", "Dr King has")
+_NAME_PART = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*['\u2019]?")
+_NAME_EDGE_TOKEN = re.compile(_NAME_PART.pattern + r"|&")
+#: a surname-list word this frequent is a function word after a name ("has", "and", "was"), not a surname
+_FUNCTION_WORD_ZIPF = 6.0
+#: a lower-case word after a capitalised name is a word of English at least this frequent ("paged" 2.5); rarer
+#: ones are as often a name's own lower-case part in another language ("Novo mesto")
+_LOWER_AFTER_NAME_ZIPF = 2.0
+_NAME_TITLES = frozenset(PERSONAL_TITLES) | TITLES_DOCTOR | TITLES_OTHER
+_NAME_CREDENTIALS = frozenset("md rn np rrt lpn cna crna msw lcsw pa do phd".split())
+_NAME_JOINERS = frozenset({"and", "&", "or"})
+#: particles that belong to a surname in lower case ("Ludwig van Beethoven", "Maria de la Cruz")
+_NAME_PARTICLES = frozenset("van von der den de del della di da dos das du la le bin ibn al el st".split())
+#: a ward or floor number after a unit's name ("transfer to QUARTERMAIN 2", "from Ward3"): a place name of one word
+#: and a number of one or two digits, when the line moves the patient between units; the number is no identifier
+#: (a house number is: "lives at Puruntie 82" has no such cue)
+_WARD = re.compile(r"([^\W\d_][\w'.-]*?)[ \t]*(\d{1,2}[A-Za-z]?)\.?")
+_WARD_CUE = re.compile(
+    r"\b(?:transfer\w*|trans|tx|xfer\w*|admit\w*|adm|received|recieved|sent|arriv\w*|brought|moved?|dispo\w*|"
+    r"plan)\b[^\n]{0,40}$", re.IGNORECASE)
+_WARD_CUE_AFTER = re.compile(r"[^\n]{0,24}\bbeds?\b", re.IGNORECASE)
+_NOT_WARD = frozenset("apt apartment suite ste unit floor fl room rm box route rte hwy highway interstate exit no "
+                      "number building bldg lot gate pier".split())
 _CAPS_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,9}\b")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _SYNTAX_REACH = 28  # a syntax match overlapping a span starts/ends within this many characters of it
@@ -285,6 +324,56 @@ def _relation_word(word: str) -> bool:
         word, _RELATION_LONG, scorer=distance.DamerauLevenshtein.distance, score_cutoff=1) is not None)
 
 
+def _edge_key(word: str) -> str:
+    """A word of a name span as the edge lists write it: lower case, without a possessive or a quote ("Drs'" ->
+    "drs", "DR'S" -> "dr")."""
+    w = word.lower().replace("\u2019", "'")
+    return w.removesuffix("'s").rstrip("'.")
+
+
+def _after_name(word: str, caps_line: bool, capitalised_name: bool) -> bool:
+    """``word`` ends a name span but is no part of the name: a credential; a function word or a lower-case English
+    word in no name list after a capitalised name in mixed-case text ("Dr Kearns paged"); a word without case
+    evidence (lower case, or on an ALL-CAPS line) that is a frequent English word in no first-name list and in the
+    surname list only when it is a function word ("AWARE", "has"; "YOUNG", "Brown" stay)."""
+    key = _edge_key(word)
+    if key in _NAME_CREDENTIALS:
+        return True
+    if key in _NAME_JOINERS:  # the model cut a name short before the next one ("Smith and" | "Davis Orchestra")
+        return False
+    if len(key) < 2 or not key.isalpha() or not (word.islower() or caps_line):  # an initial, "o'hara", or a
+        # capitalised word in mixed case
+        return False
+    z = vocab.zipf(key)
+    if word.islower() and capitalised_name and not caps_line:  # "Kearns paged", "King has"; "Janet logan",
+        # "Novo mesto" stay
+        return z >= _FUNCTION_WORD_ZIPF or (z >= _LOWER_AFTER_NAME_ZIPF and not vocab.is_name_word(key)
+                                            and key not in _NAME_PARTICLES)
+    return (z >= _KNOWN_WORD_ZIPF and not vocab.is_first_name(key) and not vocab.is_place_name(key)
+            and (z >= _FUNCTION_WORD_ZIPF or not vocab.is_surname(key)) and key not in _NAME_PARTICLES)
+
+
+def name_parts(span: Span, text: str) -> tuple[int, int]:
+    """The part of a NAME span that is a name: titles, conjunctions and words for a relative or carer before it
+    and words after it that are no name (``_after_name``) cut off. At least one word stays; a span of one word,
+    or one with nothing to cut, is returned whole."""
+    words = [(m.start(), m.end(), m.group()) for m in _NAME_EDGE_TOKEN.finditer(text, span.start, span.end)]
+    if len(words) < 2:
+        return span.start, span.end
+    caps_line = is_all_caps(line_around(text, span.start, span.end))
+    g = words
+    while len(g) > 1 and ((key := _edge_key(g[0][2])) in _NAME_TITLES or key in _NAME_JOINERS or _relation_word(key)):
+        g = g[1:]
+    capitalised = g[0][2][:1].isupper()
+    n = len(g)
+    while len(g) > 1 and (_after_name(g[-1][2], caps_line, capitalised)
+                          or (len(g) < n and _edge_key(g[-1][2]) in _NAME_JOINERS)):  # "Kearns paged and aware"
+        g = g[:-1]
+    if len(g) == len(words):  # nothing cut: keep the span's own ends
+        return span.start, span.end
+    return g[0][0], g[-1][1]
+
+
 def known_words(cw: ClinicalWords) -> tuple[str, ...]:
     """The words a misspelling is compared with: the most frequent English words and the clinical words."""
     from wordfreq import top_n_list
@@ -354,6 +443,14 @@ class MedicalRecovery:
         #: a name made only of words for a relative or a carer ("AUNTS", "pt's pastor", "Hsb", "S DUAGHTER"): plurals
         #: and one-edit misspellings of 5+ letters (in no name list) count; kept after a title ("Dr. Brother")
         use_relation_words: bool = True
+        #: a name span's edges: titles, conjunctions and words for a relative or carer before the name,
+        #: credentials, conjunctions and words that are no name after it ("Drs' Ballou", "RABBI KLEIN", "Dr Kearns
+        #: paged", "DR MANNING AWARE", "s. roberto rrt") are cut off; the words cut off go to ``note.dropped``
+        use_name_edges: bool = True
+        #: a ward or floor number after a unit's name in a line that moves the patient ("transfer to QUARTERMAIN 2",
+        #: "from Ward3", "to quartermain 2 when bed available") is cut off the place: one word and one or two
+        #: digits; a house number ("lives at Puruntie 82") has no such cue and stays
+        use_ward_numbers: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
@@ -387,7 +484,8 @@ class MedicalRecovery:
             candidates = [i for i in candidates if not self._repeats_message(note.spans[i], text, words, digits)]
             if not candidates:
                 return note
-        cand_spans = [note.spans[i] for i in candidates]
+        spans = list(note.spans)
+        cand_spans = [spans[i] for i in candidates]
         windows = _windows(text, cand_spans, MAX_CHARS)
         if sum(hi - lo for lo, hi in windows) > len(text) // 2:
             matches = self.vocab.scan(text)  # one pass beats many calls
@@ -395,20 +493,58 @@ class MedicalRecovery:
             matches = [m for lo, hi in windows for m in self.vocab.scan(text, lo, hi)]
         syntax = self._syntax_near(text, cand_spans) if self.config.use_syntax else []
         drop: set[int] = set()
+        cut: list[Span] = []
         for i in candidates:
-            span = note.spans[i]
-            if (self._is_measurement(span, text) or self._is_jargon(span, text)
-                    or self._is_shapeless(span, text, note.spans) or self._is_misspelt(span, text)
-                    or self._is_common_lower(span, text) or self._is_weak_lower(span, text, note.spans)
-                    or self._is_generic_institution(span, text) or self._is_relation(span, text)
-                    or self._is_medical(span, text, matches, syntax)):
+            span = spans[i]
+            if self._drops(span, text, spans, matches, syntax):
                 drop.add(i)
-        if not drop:
+                continue
+            if span.label in (Label.LOCATION, Label.ORGANIZATION) and self.config.use_ward_numbers:
+                a, b = self._ward_name(span, text)
+            elif span.label == Label.NAME and self.config.use_name_edges:
+                a, b = name_parts(span, text)
+            else:
+                continue
+            if (a, b) == (span.start, span.end):
+                continue
+            # the name without its edges, checked again ("& dauther" -> "dauther": a relation word)
+            spans[i] = span.model_copy(update={"start": a, "end": b})
+            for lo, hi in ((span.start, a), (b, span.end)):  # what was cut off, without blanks
+                piece = text[lo:hi]
+                lo, hi = lo + len(piece) - len(piece.lstrip()), hi - len(piece) + len(piece.rstrip())
+                if hi > lo:
+                    cut.append(span.model_copy(update={"start": lo, "end": hi}))
+            if self._drops(spans[i], text, spans, matches, syntax):
+                drop.add(i)
+        if not drop and not cut:
             return note
-        logger.debug("recovery dropped %d of %d candidate spans", len(drop), len(candidates))
-        kept = tuple(s for i, s in enumerate(note.spans) if i not in drop)
-        gone = tuple(s for i, s in enumerate(note.spans) if i in drop)
-        return note.replace(spans=kept, dropped=note.dropped + gone)
+        logger.debug("recovery dropped %d of %d candidate spans, cut %d words off names", len(drop),
+                     len(candidates), len(cut))
+        kept = tuple(s for i, s in enumerate(spans) if i not in drop)
+        gone = tuple(s for i, s in enumerate(spans) if i in drop)
+        return note.replace(spans=kept, dropped=note.dropped + tuple(cut) + gone)
+
+    @staticmethod
+    def _ward_name(span: Span, text: str) -> tuple[int, int]:
+        """``use_ward_numbers``: the unit's name without its ward or floor number ("QUARTERMAIN 2" -> "QUARTERMAIN")
+        when the line moves the patient (``_WARD_CUE``); the span itself otherwise."""
+        m = _WARD.fullmatch(text, span.start, span.end)
+        if (m is None or m.group(1).lower().rstrip(".") in _NOT_WARD
+                or m.group(1).lower().rstrip(".") in vocab.STREET_TYPE_WORDS):
+            return span.start, span.end
+        left = text[max(0, span.start - 64):span.start]
+        if not (_WARD_CUE.search(left) or _WARD_CUE_AFTER.match(text, span.end)):
+            return span.start, span.end
+        return m.start(1), m.end(1)
+
+    def _drops(self, span: Span, text: str, spans: Sequence[Span], matches: Sequence[MedicalMatch],
+               syntax: Sequence[tuple[int, int, str]]) -> bool:
+        """One of the rules drops this candidate span."""
+        return (self._is_measurement(span, text) or self._is_jargon(span, text)
+                or self._is_shapeless(span, text, spans) or self._is_misspelt(span, text)
+                or self._is_common_lower(span, text) or self._is_weak_lower(span, text, spans)
+                or self._is_generic_institution(span, text) or self._is_relation(span, text)
+                or self._is_medical(span, text, matches, syntax))
 
     @staticmethod
     def _repeats_message(span: Span, text: str, words: frozenset[str], digits: frozenset[str]) -> bool:

@@ -97,7 +97,8 @@ def test_when_span_is_a_medical_term_then_it_is_dropped(
 @pytest.mark.parametrize(
     ("text", "specs"),
     [
-        ("Seen by Dr. Parkinson in clinic.", [("Dr. Parkinson", "NAME", "ner"), ("Parkinson", "NAME", "ner")]),
+        # (a title inside a name span is cut off: test_when_name_span_has_words_beside_the_name_then_they_are_cut_off)
+        ("Seen by Dr. Parkinson in clinic.", [("Parkinson", "NAME", "dictionary"), ("Parkinson", "NAME", "ner")]),
         ("Mr. Bruce Wayne was admitted.", [("Bruce Wayne", "NAME", "ner"), ("Bruce", "NAME", "ner")]),
         ("Note by Foley, RN at bedside.", [("Foley", "NAME", "ner")]),
         ("Allegra called the clinic today.", [("Allegra", "NAME", "ner")]),
@@ -537,4 +538,91 @@ def test_when_use_relation_words_off_then_relation_words_stay() -> None:
 def test_when_use_misspellings_off_then_misspelt_words_stay() -> None:
     proc = build_processor("recovery", {"use_misspellings": False}, BuildContext(cache_dir=vocab.cache_dir()))
     note = proc.process_batch([make_note("Meeting arranged for tommorow afternoon.", [("tommorow", "NAME", "ner")])])[0]
+    assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "kept", "cut"),
+    [
+        # words after the name: a lower-case word after a capitalised name, a frequent word without case evidence,
+        # a credential; titles, conjunctions and relation words before it
+        ("Dr Kearns paged and told of the fall.", "Kearns paged", "Kearns", ["paged"]),
+        ("Dr King has seen the patient.", "King has", "King", ["has"]),
+        ("K 3.1. DR MANNING AWARE AND ORDERED KCL.", "MANNING AWARE", "MANNING", ["AWARE"]),
+        ("febrile overnight, dr parrilli aware, cultures sent", "parrilli aware", "parrilli", ["aware"]),
+        ("plan to extubate in am. s. roberto rrt", "s. roberto rrt", "s. roberto", ["rrt"]),
+        ("Family in attendance. Drs' Ballou pronounced.", "Drs' Ballou", "Ballou", ["Drs'"]),
+        ("ASKED FOR RABBI. RABBI KLEIN CAME TO SPEAK.", "RABBI KLEIN", "KLEIN", ["RABBI"]),
+        ("Mr. Arthur Penhallow was admitted.", "Mr. Arthur Penhallow", "Arthur Penhallow", ["Mr."]),
+        # nothing to cut: names that are English words, initials, lower-case name parts, foreign place words,
+        # hyphenated and apostrophe surnames, a conjunction the model stopped at
+        ("DR KIM YOUNG CAME TO SEE PT.", "KIM YOUNG", "KIM YOUNG", []),
+        ("Seen by Dr. Amy Brown today.", "Amy Brown", "Amy Brown", []),
+        ("SOCIAL: CAMBRIDGE, JOANN N. MD PAGED.", "CAMBRIDGE, JOANN N", "CAMBRIDGE, JOANN N", []),
+        ("his wife, Janet logan is here", "Janet logan", "Janet logan", []),
+        ("Where: Novo mesto Country Club.", "Novo mesto", "Novo mesto", []),
+        ("Met with Dr. Retterer-moore today.", "Retterer-moore", "Retterer-moore", []),
+        ("ci<2.0. mary o'hara np aware.", "mary o'hara", "mary o'hara", []),
+        ("Ludwig van Beethoven wrote it.", "Ludwig van Beethoven", "Ludwig van Beethoven", []),
+        ("The Jones, Smith and Davis Orchestra played.", "Smith and", "Smith and", []),
+    ],
+)
+def test_when_name_span_has_words_beside_the_name_then_they_are_cut_off(
+    recovery: MedicalRecovery, text: str, span: str, kept: str, cut: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, [(span, "NAME", "ner")])])[0]
+    assert surfaces(note, note.spans) == [kept]
+    assert surfaces(note, note.dropped) == cut
+    assert all(s.label == "NAME" and s.source == "ner" for s in (*note.spans, *note.dropped))
+
+
+def test_when_name_edges_are_cut_then_the_rest_is_still_checked(recovery: MedicalRecovery) -> None:
+    # "son & dauther": once the conjunction is cut, the misspelt relation word alone is no name
+    text = "SOCIAL-son & dauther visited."
+    note = recovery.process_batch([make_note(text, [("& dauther", "NAME", "ner")])])[0]
+    assert not note.spans
+    assert sorted(surfaces(note, note.dropped)) == ["&", "dauther"]
+
+
+def test_when_use_name_edges_off_then_name_spans_keep_their_edges() -> None:
+    proc = build_processor("recovery", {"use_name_edges": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("DR MANNING AWARE.", [("MANNING AWARE", "NAME", "ner")])])[0]
+    assert surfaces(note, note.spans) == ["MANNING AWARE"]
+    assert not note.dropped
+
+
+def test_when_message_name_has_words_beside_it_then_it_is_not_cut(recovery: MedicalRecovery) -> None:
+    note = make_note("Dr Kearns paged.", [("Kearns paged", "NAME", "message")])
+    out = recovery.process_batch([note])[0]
+    assert out.spans == note.spans and not out.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "kept", "cut"),
+    [
+        # a unit's name with its ward or floor number, in a line that moves the patient: the number is cut off
+        ("PLAN: TRANSFER TO QUARTERMAIN 2 WHEN BED AVAILABLE.", "QUARTERMAIN 2", "QUARTERMAIN", ["2"]),
+        ("pt transferred from quartermain 3 for swan placement", "quartermain 3", "quartermain", ["3"]),
+        ("Stable, transfer back to Ward3.", "Ward3", "Ward", ["3"]),
+        ("? to Lakeside 4 when a bed opens", "Lakeside 4", "Lakeside", ["4"]),
+        # a house number, an apartment, a route, no movement cue, more than one word: the place stays whole
+        ("Lives at Puruntie 82 with his wife.", "Puruntie 82", "Puruntie 82", []),
+        ("Transferred to her home at Apt 12.", "Apt 12", "Apt 12", []),
+        ("Transferred from a clinic on Route 9.", "Route 9", "Route 9", []),
+        ("Daughter lives in Lakeside 4.", "Lakeside 4", "Lakeside 4", []),
+        ("Transferred to 14 Clover Street.", "14 Clover Street", "14 Clover Street", []),
+    ],
+)
+def test_when_unit_name_has_a_ward_number_then_the_number_is_cut_off(
+    recovery: MedicalRecovery, text: str, span: str, kept: str, cut: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, [(span, "LOCATION", "ner")])])[0]
+    assert surfaces(note, note.spans) == [kept]
+    assert surfaces(note, note.dropped) == cut
+
+
+def test_when_use_ward_numbers_off_then_the_number_stays() -> None:
+    proc = build_processor("recovery", {"use_ward_numbers": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("TRANSFER TO QUARTERMAIN 2.", [("QUARTERMAIN 2", "LOCATION", "ner")])])[0]
+    assert surfaces(note, note.spans) == ["QUARTERMAIN 2"]
     assert not note.dropped
