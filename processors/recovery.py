@@ -200,6 +200,13 @@ _WARD_CUE = re.compile(
 _WARD_CUE_AFTER = re.compile(r"[^\n]{0,24}\bbeds?\b", re.IGNORECASE)
 _NOT_WARD = frozenset("apt apartment suite ste unit floor fl room rm box route rte hwy highway interstate exit no "
                       "number building bldg lot gate pier".split())
+#: a DATE that is no day: an ordinal alone with a noun after it ("the 2ND DAY of admission", "on 2nd wake up", "THE
+#: 2ND THEN FELL OUT"; "on the 22nd." and "the 3rd of May" stay), and "may" as a verb ("THIS MAY BE", "pt may need")
+_ORDINAL = re.compile(r"(?i:the\s+)?\d{1,2}(?i:st|nd|rd|th)")
+_ORDINAL_NOUN_AFTER = re.compile(r"[ \t]+(?!(?i:of|at|on|in|and|or|to|through|thru|until|till|by|from)\b)([A-Za-z]{2,})\b")
+_MAY_VERB_AFTER = re.compile(
+    r"[ \t]+(?:not[ \t]+)?(?i:be|have|need|go|get|also|require|want|try|take|come|benefit|help|start|continue|cause|"
+    r"return|develop|receive|do|make|see|feel|use|leave|stay|remain|move|change|improve|transfer|call|consider)\b")
 _CAPS_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,9}\b")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _SYNTAX_REACH = 28  # a syntax match overlapping a span starts/ends within this many characters of it
@@ -412,7 +419,8 @@ class MedicalRecovery:
         use_jargon: bool = True
         #: detections without an identifier's shape: a DATE with no digit and no month, weekday or holiday
         #: whose words are all known words ("last eve", "NOON", "tomorrow"; times of day and relative days are
-        #: not dates), a PHONE of one or two digits with no other detection next to it ("# 8 ETT") or a signed
+        #: not dates), an ordinal alone before a noun ("2ND DAY of admission") or "may" before a verb ("THIS MAY
+        #: BE"), a PHONE of one or two digits with no other detection next to it ("# 8 ETT") or a signed
         #: number ("LOS -905": a fluid balance), a lone letter only the model found with no other detection next
         #: to it, and a street type alone from the model ("NSR to ST": no street name, no saint's name; "Glen"
         #: and state codes stay)
@@ -600,6 +608,12 @@ class MedicalRecovery:
             return False
         surface = text[span.start:span.end]
         if span.label == Label.DATE:
+            bare = surface.strip(" \t.,")
+            if _ORDINAL.fullmatch(bare):
+                m = _ORDINAL_NOUN_AFTER.match(text, span.end)
+                return m is not None and m.group(1).lower() not in CALENDAR_TOKENS
+            if bare.lower() == "may":
+                return _MAY_VERB_AFTER.match(text, span.end) is not None
             if _HAS_DIGIT.search(surface):
                 return False
             words = _LETTER_RUN.findall(surface)

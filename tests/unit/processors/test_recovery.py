@@ -330,6 +330,17 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("Home since Christmas.", [("Christmas", "DATE", "ner")], []),
         ("ON QUARTERMAIN 6.", [("QUARTERMAIN", "DATE", "ner")], []),  # an unknown word: maybe a place
         ("Discharged 3/4.", [("3/4", "DATE", "ner")], []),
+        # an ordinal alone before a noun, "may" before a verb: no day
+        ("PNEUMONIA ON 2ND DAY OF ADMISSION.", [("2ND", "DATE", "ner+regex")], ["2ND"]),
+        ("cooperative on 2nd wake up", [("2nd", "DATE", "ner")], ["2nd"]),
+        ("THINKS THIS MAY BE R/T LEVO.", [("MAY", "DATE", "regex")], ["MAY"]),
+        ("pt may not need the line", [("may", "DATE", "ner")], ["may"]),
+        ("Lasix 20 mg IV on the 22nd. Has been checking.", [("the 22nd", "DATE", "ner")], []),
+        ("Seen the 3rd of May.", [("3rd", "DATE", "ner")], []),
+        ("Clinic on the 5th at 10am.", [("5th", "DATE", "ner")], []),
+        ("Due the 14th April.", [("14th", "DATE", "ner")], []),
+        ("Seen May 5 in clinic.", [("May", "DATE", "ner")], []),
+        ("May was a hard month.", [("May", "DATE", "ner")], []),
         # a lone letter only the model found, with no other detection beside it
         ("drew arm up to face x1. A. Bowel sounds present.", [("A", "NAME", "ner")], ["A"]),
         ("Seen by Z. Miller today.", [("Z", "NAME", "ner"), ("Miller", "NAME", "ner")], []),
