@@ -70,9 +70,10 @@ _CONTACT_PAIRS = {"with": frozenset({"spoke", "spoken", "talked", "met", "discus
 #: Titles that are also clinical abbreviations in capitals: MS (mental status, morphine sulfate, multiple
 #: sclerosis), MR (mitral regurgitation), SR (sinus rhythm). No clinical word after them is a name.
 _CLINICAL_TITLES = frozenset({"ms", "mr", "sr"})
-#: a word this frequent in English that is no first name is no name before a credential ("Also MD updated")
+#: a word this frequent in English and in no name list is no name before a credential ("Also MD updated")
 _FUNCTION_ZIPF = 5.0
-#: credentials of nurses: a clinical word before one is a specialty ("Stoma RN", "Wound RN"), not a name
+#: credentials of nurses: a word of the curated jargon list before one is a specialty ("Stoma RN", "Ostomy RN"), not
+#: a name (surnames that are clinical-text words stay: "Brown, RN", "White RN")
 _NURSE = frozenset({"rn", "lpn"})
 #: a word this frequent in English after a lower-case clinical title is no surname ("ms given")
 _FREQUENT_ZIPF = 4.0
@@ -624,6 +625,12 @@ def _address_context(t: NoteText, j: int, lex: _Lexicon) -> bool:
                                  or j + 2 < len(t) and t.words[j + 2].isdigit())
 
 
+@functools.cache
+def _jargon_words() -> frozenset[str]:
+    """The curated jargon list's words (``_NURSE``)."""
+    return frozenset(jargon.read_jargon())
+
+
 def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: Any,
                    clinical: frozenset[str] = frozenset()) -> set[int]:
     """Name patterns: "Dr. X", "wife Mary", "First Last", "Last, First", "J. Smith". Returns the words
@@ -793,10 +800,11 @@ def _name_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, emit: A
             continue  # "Rodriguez, MD, PhD"; "Baltimore, MD"
         if t.is_caps(j) and not kinds(j) & _NAME_KINDS:
             continue  # "CXR PA AND LATERAL", "WOUND RN CONSULTED"
-        if not standalone(j) & FIRST and ((t.words[c] in _NURSE and t.words[j] in clinical)
-                                          or vocab.zipf(t.words[j]) >= _FUNCTION_ZIPF):
+        if not standalone(j) & FIRST and ((t.words[c] in _NURSE and t.words[j] in _jargon_words())
+                                          or (vocab.zipf(t.words[j]) >= _FUNCTION_ZIPF
+                                              and not vocab.is_name_word(t.words[j]))):
             continue  # a nurse's specialty or a word before a new clause: "Stoma RN following", "Also MD
-            # updated" ("June, RN", "Sharp NP" stay)
+            # updated" ("June, RN", "Sharp NP", "Brown, RN" stay)
         caps = t.caps_line(j)
         if caps and not standalone(j) & _NAME_KINDS and gap.strip() != "," and not (
                 j > 0 and t.adjacent(j - 1, j) and (standalone(j - 1) & FIRST or len(t.words[j - 1]) == 1)

@@ -48,7 +48,7 @@ JARGON_ALONE_CASES = [
     ("caps_ms_title", "MS. TOLERATING EXTUBATION. MS GIVEN 2MG.", ["TOLERATING", "GIVEN"]),
     ("caps_credential_common_word", "WILL KEEP NP ON. PRIMARY CARE MD AWARE.", ["WILL", "KEEP", "CARE"]),
     # a nurse's specialty, a frequent word before a new clause: no name before the credential
-    ("nurse_specialty", "INTEG: Stoma RN following. BP STABLE, RN TO WEAN OFF NEO.", ["Stoma", "STABLE"]),
+    ("nurse_specialty", "INTEG: Stoma RN following. Ostomy RN applied a new pouch.", ["Stoma", "Ostomy"]),
     ("frequent_word_credential", "Spoke with son today. Also MD updated daughter.", ["Also"]),
     ("caps_lower_max_temp", "ID-max temp 98.6 rectal.", ["max", "temp"]),
     # a multi-word entry never spans a slash compound or a line break ("O'Very", "O'Skin" are surnames)
@@ -79,7 +79,8 @@ NAME_EVIDENCE_CASES = [
     ("caps_spoke_with", "SPOKE WITH JOHN KOWALSKI TODAY.", ["JOHN", "KOWALSKI"], ["TODAY"]),
     ("caps_credential_after_pair", "NOTE BY MARY SMITH RN.", ["MARY", "SMITH"], ["RN"]),
     ("caps_credential_comma", "JUNE, RN", ["JUNE"], ["RN"]),
-    ("credential_clinical_surname", "Seen by Sharp NP and June, RN today.", ["Sharp", "June"], ["NP"]),
+    ("credential_clinical_surname", "Seen by Sharp NP, June, RN and Brown, RN today.", ["Sharp", "June", "Brown"],
+     ["NP"]),
     ("caps_title_second_word", "DR OKAFOR MET WITH FAMILY.", ["OKAFOR"], ["MET"]),
     ("caps_family_cue_second_word", "SON WILLIAM WENT HOME.", ["WILLIAM"], ["WENT"]),
     ("caps_mr_with_dot", "REFER TO MR. BENSKY.", ["BENSKY"], []),
