@@ -178,8 +178,7 @@ _GENERIC_INNER = frozenset({"of", "and", "the", "at", "for", "a", "an"})
 #: name edges (``use_name_edges``): a word of a name span (hyphenated and apostrophe names are one); titles and
 #: credentials are no part of a name ("Drs' Ballou", "RABBI KLEIN", "s. roberto rrt"), nor is a conjunction at its
 #: start ("& dauther") or a word after the name ("Dr Kearns paged", "DR MANNING AWARE", "Dr King has")
-_NAME_PART = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*['\u2019]?")
-_NAME_EDGE_TOKEN = re.compile(_NAME_PART.pattern + r"|&")
+_NAME_EDGE_TOKEN = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*['\u2019]?|&")
 #: a surname-list word this frequent is a function word after a name ("has", "and", "was"), not a surname
 _FUNCTION_WORD_ZIPF = 6.0
 #: a lower-case word after a capitalised name is a word of English at least this frequent ("paged" 2.5); rarer
@@ -452,7 +451,7 @@ class MedicalRecovery:
         #: and one-edit misspellings of 5+ letters (in no name list) count; kept after a title ("Dr. Brother")
         use_relation_words: bool = True
         #: a name span's edges: titles, conjunctions and words for a relative or carer before the name,
-        #: credentials, conjunctions and words that are no name after it ("Drs' Ballou", "RABBI KLEIN", "Dr Kearns
+        #: credentials and words that are no name after it ("Drs' Ballou", "RABBI KLEIN", "Dr Kearns
         #: paged", "DR MANNING AWARE", "s. roberto rrt") are cut off; the words cut off go to ``note.dropped``
         use_name_edges: bool = True
         #: a ward or floor number after a unit's name in a line that moves the patient ("transfer to QUARTERMAIN 2",
@@ -515,7 +514,7 @@ class MedicalRecovery:
                 continue
             if (a, b) == (span.start, span.end):
                 continue
-            # the name without its edges, checked again ("& dauther" -> "dauther": a relation word)
+            # the span without its edges, checked again ("& dauther" -> "dauther": a relation word)
             spans[i] = span.model_copy(update={"start": a, "end": b})
             for lo, hi in ((span.start, a), (b, span.end)):  # what was cut off, without blanks
                 piece = text[lo:hi]
@@ -526,7 +525,7 @@ class MedicalRecovery:
                 drop.add(i)
         if not drop and not cut:
             return note
-        logger.debug("recovery dropped %d of %d candidate spans, cut %d words off names", len(drop),
+        logger.debug("recovery dropped %d of %d candidate spans, cut %d pieces off spans", len(drop),
                      len(candidates), len(cut))
         kept = tuple(s for i, s in enumerate(spans) if i not in drop)
         gone = tuple(s for i, s in enumerate(spans) if i in drop)
