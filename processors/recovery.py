@@ -536,8 +536,8 @@ class MedicalRecovery:
         """``use_ward_numbers``: the unit's name without its ward or floor number ("QUARTERMAIN 2" -> "QUARTERMAIN")
         when the line moves the patient (``_WARD_CUE``); the span itself otherwise."""
         m = _WARD.fullmatch(text, span.start, span.end)
-        if (m is None or m.group(1).lower().rstrip(".") in _NOT_WARD
-                or m.group(1).lower().rstrip(".") in vocab.STREET_TYPE_WORDS):
+        unit = m.group(1).lower().rstrip(".") if m is not None else ""
+        if m is None or unit in _NOT_WARD or unit in vocab.STREET_TYPE_WORDS:
             return span.start, span.end
         left = text[max(0, span.start - 64):span.start]
         if not (_WARD_CUE.search(left) or _WARD_CUE_AFTER.match(text, span.end)):
