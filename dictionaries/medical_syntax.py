@@ -35,7 +35,7 @@ _UNIT = (
 _PER = r"(?:/(?:kg|dL|L|mL|ml|hr?|min|day|d|dose|m2|24[ \t]?h))*"
 _TIME = r"(?:[01]\d|2[0-3])[0-5]\d"
 _CLOCK = r"(?:[01]?\d|2[0-3]):[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?"
-_HOUR = r"(?:1[0-2]|0?\d)(?::[0-5]\d)?"
+_HOUR = r"(?:1[0-2]|0?\d)(?::?[0-5]\d)?"  # "7", "7:30", "0730" / "1145" before am / pm
 _MERIDIEM = r"(?:[AaPp]\.?[Mm]\.?|[AaPp]\.[Mm])(?![\w])"
 _VITAL_NAMES = (
     "HR", "RR", "Heart rate", "heart rate", "Pulse", "pulse", "Resp rate", "resp rate", "Respiratory rate",
@@ -219,7 +219,7 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
     # year range that also reads as times ("2010-2015") is no identifier either
     SyntaxPattern("time", re.compile(rf"(?<![\w:/.-]){_TIME}\s?-\s?{_TIME}(?![\w/-]|:\d)"), _DIGITS),
     # a time of day with am / pm needs no cue ("7 PM - 7 AM", "12am", "3:15-4:00pm"): times of day are no
-    # Safe Harbor identifier; one attached to a date is part of a date-time (``_attached_to_date``)
+    # Safe Harbor identifier; one attached to a date is part of a date-time (``attached_to_date``)
     SyntaxPattern("time", re.compile(
         rf"(?<![\w:/.-])(?:{_HOUR}(?:\s?(?:-|to|until)\s?))?{_HOUR}\s?{_MERIDIEM}"
         rf"(?:\s?(?:-|to|until)\s?{_HOUR}\s?{_MERIDIEM})?"
@@ -250,13 +250,15 @@ _DATE_BEFORE = re.compile(
     rf"\s*(?:,|on|at|@|-)?\s*(?:at|@)?\s*$",
     re.IGNORECASE,
 )
+#: a date right after a time, joined by nothing or a comma ("0930, 3/14"); "at 1105 on 3/14" is a schedule
+#: time of that day, not a date-time (synthetic notes and the PhysioNet annotators leave such a time out)
 _DATE_AFTER = re.compile(
-    rf"^\s*(?:on\s+|,\s*)?(?:\d{{1,4}}[/-]\d{{1,2}}|{_MONTHS}\s+\d|\d{{1,2}}[-/ ]?{_MONTHS}[-/ ]?\d{{2,4}}\b)",
+    rf"^\s*(?:,\s*)?(?:\d{{1,4}}[/-]\d{{1,2}}|{_MONTHS}\s+\d|\d{{1,2}}[-/ ]?{_MONTHS}[-/ ]?\d{{2,4}}\b)",
     re.IGNORECASE,
 )
 
 
-def _attached_to_date(text: str, start: int, end: int) -> bool:
+def attached_to_date(text: str, start: int, end: int) -> bool:
     """A time right after or before a date is part of a date-time (an identifier), not a schedule."""
     return bool(_DATE_BEFORE.search(text[max(0, start - 24):start]) or _DATE_AFTER.match(text[end:end + 16]))
 
@@ -303,7 +305,7 @@ def syntax_spans(
     for i in _active_patterns(text):
         sp = SYNTAX_PATTERNS[i]
         for m in sp.regex.finditer(text, start, stop):
-            if sp.kind == "time" and _attached_to_date(text, m.start(), m.end()):
+            if sp.kind == "time" and attached_to_date(text, m.start(), m.end()):
                 continue
             out.append((m.start(), m.end(), sp.kind))
     gene_set = genes if isinstance(genes, frozenset) else frozenset(genes)

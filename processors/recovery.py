@@ -28,8 +28,14 @@ relative or a carer is none ("AUNTS", ``use_relation_words``). Each rule's confi
 
 Edges that are no identifier are cut off a span that stays (the words cut off go to ``note.dropped``): titles,
 credentials and words after a name ("Drs' Ballou", "DR MANNING AWARE", ``use_name_edges``), and a ward or floor
-number after a unit's name in a line that moves the patient ("transfer to QUARTERMAIN 2", ``use_ward_numbers``).
-The rest is checked again by the rules above.
+number after a unit's name in a line that moves the patient ("transfer to QUARTERMAIN 2", ``use_ward_numbers``),
+and a part of the day written as a word beside a date ("8/27 pm", ``use_date_edges``). The rest is checked again
+by the rules above.
+
+Numbers the model reads as dates without a calendar's check: a DATE of digits no calendar can read ("x 3",
+"140/60", ``use_shapeless``) and the model's piece of a larger number ("[140]/60", "07[-1530]",
+``use_number_pieces``). A one-word name only a dictionary found where a drug goes (after a dose, in a list with a
+known drug: "2mg Vit K", ``use_drug_lists``).
 
 Never dropped: spans from a protected source (``span.source`` may be ``"a+b"`` after merges),
 spans with an identifier shape (phone, email, URL, IP, SSN, ZIP), spans preceded by a title or
@@ -56,7 +62,7 @@ from dictionaries.medical import (
     medical_syntax_spans,
     medical_vocabulary,
 )
-from dictionaries.medical_syntax import clinical_measures, measurement_value
+from dictionaries.medical_syntax import attached_to_date, clinical_measures, measurement_value
 from dictionaries.text import (
     FAMILY_CUES,
     PERSONAL_TITLES,
@@ -206,6 +212,37 @@ _ORDINAL_NOUN_AFTER = re.compile(r"[ \t]+(?!(?i:of|at|on|in|and|or|to|through|th
 _MAY_VERB_AFTER = re.compile(
     r"[ \t]+(?:not[ \t]+)?(?i:be|have|need|go|get|also|require|want|try|take|come|benefit|help|start|continue|cause|"
     r"return|develop|receive|do|make|see|feel|use|leave|stay|remain|move|change|improve|transfer|call|consider)\b")
+#: date edges (``use_date_edges``): a part of the day written as a word is no date element ("8/27 [pm]", "[eve]
+#: 8/26", "9/20 [AM]"); a clock time is ("3/14 3:30 PM" stays whole), and so is a weekday (a policy of its own)
+_DAY_PARTS = frozenset("am pm eve evening evenings morning mornings night nights noon midnight mn afternoon tonight "
+                       "nite overnight noc".split())
+_DATE_EDGE_TOKEN = re.compile(r"\S+")
+_CLOCK_TOKEN = re.compile(r"@?(?:\d{1,2}(?::\d{2})?|\d{3,4})(?:[ap]\.?m?\.?)?", re.IGNORECASE)
+_DATE_MATERIAL = re.compile(r"\d|(?i:\b(?:" + "|".join(map(re.escape, sorted(CALENDAR_TOKENS, key=len, reverse=True))) + r")\b)")
+#: a number cut out of a larger one (``use_number_pieces``): the span, what runs on after it, a run's characters
+#: a count, not a day: "7 of 14" (day 7 of a 14-day course)
+_COUNT_OF = re.compile(r"\d{1,3}\s+(?i:of|out of)\s+\d{1,3}")
+#: a clock time, or a range of them, in a DATE span ("11:00", "4:30-5:30pm", "10:15 a.m.")
+_CLOCK_TIME = re.compile(
+    r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?:[ \t]?(?:-|to)[ \t]?(?:[01]?\d|2[0-3]):[0-5]\d)?"
+    r"(?:[ \t]?[AaPp]\.?[Mm]\b\.?)?(?![\d:])")
+#: detectors that read a date without checking the calendar: a number only they call a date must be readable
+_MODEL_SOURCES = frozenset({"ner", "llm"})
+#: a bare number in this range may be an age over 89 the model called a date: kept
+_AGE_OVER_89 = (90, 130)
+_NUMBER_PIECE = re.compile(r"[\d/.:-]*\d[\d/.:-]*")
+_RUNS_ON = re.compile(r"\d|[/.:-]\d|[AaPp](?:\.?[Mm]\b|\b|-)")
+_RUN_CHAR = re.compile(r"[\w/.:-]")
+#: a drug's place (``use_drug_lists``): a dose right before the word, or a list of drugs around it ("Vano, Ceftaz,
+#: Flagyl", "Procan/NAPA", "NPH and Reg"): list items of one word, joined by a comma, slash, "&", "+", "and" or "or"
+_DOSE_BEFORE = re.compile(
+    r"(?<![\w.])\d+(?:\.\d+)?[ \t]?(?:mg|mcg|gm?|u|units?|ml|cc|meq|mmol|tabs?|amps?)[ \t]*$", re.IGNORECASE)
+_DRUG_KINDS = frozenset({"drug", "drug-brand"})
+_ONE_WORD = re.compile(r"[^\W\d_]+\.?")
+_LIST_GAP = r"[ \t]*(?:[,/&+]|(?i:and|or)\b)[ \t]*"
+_LIST_ITEM_AFTER = re.compile(_LIST_GAP + r"([\w-]+)")
+_LIST_ITEM_BEFORE = re.compile(r"([\w-]+)" + _LIST_GAP + r"$")
+_LIST_REACH = 3
 _CAPS_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,9}\b")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _SYNTAX_REACH = 28  # a syntax match overlapping a span starts/ends within this many characters of it
@@ -359,6 +396,63 @@ def _after_name(word: str, caps_line: bool, capitalised_name: bool) -> bool:
             and (z >= _FUNCTION_WORD_ZIPF or not vocab.is_surname(key)) and key not in _NAME_PARTICLES)
 
 
+def _readable_date(surface: str) -> bool:
+    """``surface`` can be read as a date, or is no bare number: anything with a letter or another character, a
+    year or a compact date (4, 6 or 8 digits), a possible age over 89, month/day or day/month ("5/5", "4-6"),
+    month/year ("4/97"), year-month, three parts that make a day ("3/14/23", "2023-03-14") and a range of two days
+    ("6/30-7/2"). Not: a single number of 1-3 digits ("[6]am", "x [3]"), pairs no calendar has ("140/60"), other
+    runs of parts ("06/12/18/24")."""
+    if not _NUMBER_PIECE.fullmatch(surface):
+        return True
+    texts = [x for x in re.split(r"[/.-]", surface) if x]
+    if not texts or not all(x.isdigit() for x in texts):
+        return True
+    n, size = [int(x) for x in texts], [len(x) for x in texts]
+
+    def day(d: int, m: int) -> bool:
+        return 1 <= m <= 12 and 1 <= d <= 31
+
+    if len(n) == 1:
+        return size[0] in (4, 6, 8) or _AGE_OVER_89[0] <= n[0] <= _AGE_OVER_89[1]
+    if len(n) == 2:
+        a, b = n
+        return day(a, b) or day(b, a) or (1 <= a <= 12 and size[1] in (2, 4)) or (size[0] == 4 and 1 <= b <= 12)
+    if len(n) == 3:
+        a, b, c = n
+        if size[0] == 4:
+            return day(c, b)
+        return (day(b, a) or day(a, b)) and size[2] in (2, 4)
+    if len(n) == 4:  # a range of two days ("6/30-7/2")
+        return all(day(x, y) or day(y, x) for x, y in ((n[0], n[1]), (n[2], n[3])))
+    return False
+
+
+def _day_part(token: str) -> bool:
+    return token.lower().strip(".,;:()").replace(".", "") in _DAY_PARTS
+
+
+def date_parts(span: Span, text: str) -> tuple[int, int]:
+    """The part of a DATE span that is a date (``use_date_edges``): the one line of it with a digit or a calendar
+    word when it crosses a line break, without a part of the day written as a word at either end ("8/27 pm" ->
+    "8/27"; "3/14 3:30 PM" stays, a clock time is part of a date-time). The span itself when nothing is cut or
+    nothing with a date would be left."""
+    a, b = span.start, span.end
+    if "\n" in text[a:b]:
+        lines = [m for m in re.finditer(r"[^\n]+", text[a:b]) if _DATE_MATERIAL.search(m.group())]
+        if len(lines) != 1:
+            return span.start, span.end
+        a, b = a + lines[0].start(), a + lines[0].end()
+    words = [(m.start(), m.end(), m.group()) for m in _DATE_EDGE_TOKEN.finditer(text, a, b)]
+    g = words
+    while len(g) > 1 and _day_part(g[0][2]) and not _CLOCK_TOKEN.fullmatch(g[1][2]):
+        g = g[1:]
+    while len(g) > 1 and _day_part(g[-1][2]) and not _CLOCK_TOKEN.fullmatch(g[-2][2]):
+        g = g[:-1]
+    if not g or not any(_DATE_MATERIAL.search(w) for _, _, w in g):
+        return span.start, span.end
+    return g[0][0], g[-1][1]
+
+
 def name_parts(span: Span, text: str) -> tuple[int, int]:
     """The part of a NAME span that is a name: titles, conjunctions and words for a relative or carer before it
     and words after it that are no name (``_after_name``) cut off. At least one word stays; a span of one word,
@@ -416,13 +510,19 @@ class MedicalRecovery:
         measure_sources: list[str] = Field(default_factory=lambda: ["regex", "ner", "llm"])
         #: names / places / organisations made only of curated clinical jargon words are clinical
         use_jargon: bool = True
-        #: detections without an identifier's shape: a DATE with no digit and no month, weekday or holiday
-        #: whose words are all known words ("last eve", "NOON", "tomorrow"; times of day and relative days are
-        #: not dates), an ordinal alone before a noun ("2ND DAY of admission") or "may" before a verb ("THIS MAY
-        #: BE"), a PHONE of one or two digits with no other detection next to it ("# 8 ETT") or a signed
-        #: number ("LOS -905": a fluid balance), a lone letter only the model found with no other detection next
-        #: to it, and a street type alone from the model ("NSR to ST": no street name, no saint's name; "Glen"
-        #: and state codes stay)
+        #: detections without an identifier's shape:
+        #: - a DATE with no digit and no month, weekday or holiday whose words are all known words ("last eve",
+        #:   "NOON", "tomorrow": times of day and relative days are not dates), also with clock times that are not
+        #:   right beside a date ("11:00 tomorrow", "4:30-5:30pm");
+        #: - a DATE of digits and separators from the model or an LLM that no calendar can read and no other
+        #:   detection overlaps ("x 3", "140/60", "40/17-24", "06/12/18/24"; a bare number from 90 to 130 may be an
+        #:   age and stays), or a count ("day 7 of 14");
+        #: - an ordinal alone before a noun ("2ND DAY of admission") or "may" before a verb ("THIS MAY BE");
+        #: - a PHONE of known words ("(Continued)") or of one or two digits with no other detection next to it ("# 8
+        #:   ETT"), or a signed number ("LOS -905": a fluid balance);
+        #: - from the model alone: a NAME or ORGANIZATION without a letter ("from WARD 3"), a lone letter with no
+        #:   other detection next to it, a street type alone ("NSR to ST": no street name, no saint's name; "Glen"
+        #:   and state codes stay)
         use_shapeless: bool = True
         #: a misspelt common or clinical word found only by the model ("tommorow", "owund", "codiene"): one word
         #: of 5+ letters in lower case (capitals in an ALL-CAPS line), in no name list, unknown to English, within
@@ -458,6 +558,18 @@ class MedicalRecovery:
         #: "from Ward3", "to quartermain 2 when bed available") is cut off the place: one word and one or two
         #: digits; a house number ("lives at Puruntie 82") has no such cue and stays
         use_ward_numbers: bool = True
+        #: a date span's edges that are no date element are cut off: a part of the day written as a word before or
+        #: after the date ("8/27 pm", "eve 8/26", "9/20 AM"; a clock time stays: "3/14 3:30 PM"), and whatever a
+        #: span holds past a line break without a date in it ("11/30 \\n\\nPMH")
+        use_date_edges: bool = True
+        #: a number the model cut out of a larger number ("[140]/60", "07[-1530]", "[1/]2 NPH", "11:[20]", "[6]am"):
+        #: a DATE or NAME of digits and separators only, from the model alone, that runs on into digits (or an
+        #: "a"/"p" of a time) with no identifier shape in the whole ("202232-4455" is a phone and stays)
+        use_number_pieces: bool = True
+        #: a one-word name (or place, organisation) only a dictionary found, where a drug goes: right after a dose ("2mg Vit K", "2u Reg
+        #: ins") or in a list with a drug the vocabulary knows ("receiving Vano, Ceftaz, Flagyl", "Procan/NAPA
+        #: levels"); never after a title or with other name evidence (``name_context``)
+        use_drug_lists: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
@@ -510,6 +622,8 @@ class MedicalRecovery:
                 a, b = self._ward_name(span, text)
             elif span.label == Label.NAME and self.config.use_name_edges:
                 a, b = name_parts(span, text)
+            elif span.label == Label.DATE and self.config.use_date_edges:
+                a, b = date_parts(span, text)
             else:
                 continue
             if (a, b) == (span.start, span.end):
@@ -551,6 +665,7 @@ class MedicalRecovery:
                 or self._is_shapeless(span, text, spans) or self._is_misspelt(span, text)
                 or self._is_common_lower(span, text) or self._is_weak_lower(span, text, spans)
                 or self._is_generic_institution(span, text) or self._is_relation(span, text)
+                or self._is_number_piece(span, text, spans) or self._is_listed_drug(span, text, matches)
                 or self._is_medical(span, text, matches, syntax))
 
     @staticmethod
@@ -613,11 +728,21 @@ class MedicalRecovery:
                 return m is not None and m.group(1).lower() not in CALENDAR_TOKENS
             if bare.lower() == "may":
                 return _MAY_VERB_AFTER.match(text, span.end) is not None
-            if _HAS_DIGIT.search(surface):
-                return False
+            clockless = _CLOCK_TIME.sub(" ", surface)
+            if clockless != surface:  # times of day ("11:00 tomorrow", "4:30-5:30pm"), unless right beside a date
+                if _HAS_DIGIT.search(clockless) or attached_to_date(text, span.start, span.end):
+                    return False
+                surface = clockless
+            elif _HAS_DIGIT.search(surface):
+                if _COUNT_OF.fullmatch(bare):  # "day 7 of 14" of a course
+                    return span_sources(span) <= _MODEL_SOURCES
+                return (span_sources(span) <= _MODEL_SOURCES and not _readable_date(bare)
+                        and not any(o.overlaps(span) for o in self._neighbours(span, spans)))
             words = _LETTER_RUN.findall(surface)
-            if not words or any(w.lower() in CALENDAR_TOKENS for w in words):
+            if any(w.lower() in CALENDAR_TOKENS for w in words):
                 return False
+            if not words:
+                return clockless != text[span.start:span.end]
             cw = self.clinical_words
             return all(len(w) > 1 and (vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF
                                        or (cw is not None and cw.is_clinical(w))) for w in words)
@@ -625,10 +750,17 @@ class MedicalRecovery:
             # number is a fluid balance ("LOS -905"), unless the sign is a separator ("202232-4455") or a country
             # code before more of the number ("+44 20 ...")
             signed = _SIGNED_NUMBER.fullmatch(surface) and not text[max(0, span.start - 1):span.start].isalnum()
+            if not _HAS_DIGIT.search(surface):  # a known word is no phone ("(Continued)"); a label mistaken on
+                # a word of an address stays ("Box 1772 DPO [AE] 91410")
+                words = _LETTER_RUN.findall(surface)
+                return (bool(words) and all(vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF for w in words)
+                        and not self._neighbours(span, spans))
             return bool(signed or 0 < sum(c.isdigit() for c in surface) < 3) and not self._neighbours(span, spans)
         bare = surface.strip(" \t.")
         if span_sources(span) != {"ner"}:
             return False
+        if span.label in (Label.NAME, Label.ORGANIZATION) and not _LETTER_RUN.search(surface):
+            return True  # a person or an organisation has a name ("from WARD [3]")
         if (span.label in _JARGON_LABELS and bare.lower() in vocab.STREET_TYPE_WORDS
                 and not (len(bare) > 2 and vocab.is_first_name(bare)) and not vocab.is_place_name(bare)):
             return True  # a street type or "St" alone ("NSR to ST", "converted to st"): no street, saint or place
@@ -696,6 +828,54 @@ class MedicalRecovery:
         return not any(o is not span and o.label == Label.NAME
                        and (o.score >= self.config.weak_lower_score or span_sources(o) != {"ner"})
                        and word in text[o.start:o.end].lower() for o in spans)
+
+    def _is_number_piece(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
+        """``use_number_pieces``: digits and separators from the model alone that run on into more digits
+        ("[140]/60") or into the "a" / "p" of a time ("[7]a-7p"), with no identifier shape in the whole run and no
+        other detection on it (the model's piece of a date the regex found whole is that date's vote)."""
+        if (not self.config.use_number_pieces or span.label not in (Label.DATE, Label.NAME)
+                or span_sources(span) != {"ner"} or not _NUMBER_PIECE.fullmatch(text, span.start, span.end)
+                or any(o.overlaps(span) for o in spans if o is not span)):
+            return False
+        a, b = span.start, span.end
+        left = a > 0 and (text[a - 1].isdigit() or (text[a - 1] in "/.:-" and a > 1 and text[a - 2].isdigit()))
+        right = _RUNS_ON.match(text, b) is not None
+        if not (left or right):
+            return False
+        lo, hi = a, b
+        while lo > 0 and _RUN_CHAR.match(text[lo - 1]):
+            lo -= 1
+        while hi < len(text) and _RUN_CHAR.match(text[hi]):
+            hi += 1
+        whole = text[lo:hi].strip("/.:-")
+        return not (_SHAPES.search(whole) or _FULL_DATE.fullmatch(whole) or _ZIP.fullmatch(whole))
+
+    def _is_listed_drug(self, span: Span, text: str, matches: Sequence[MedicalMatch]) -> bool:
+        """``use_drug_lists``: a one-word dictionary name after a dose or in a list with a known drug."""
+        if (not self.config.use_drug_lists or span.label not in _JARGON_LABELS or span_sources(span) != {"dictionary"}
+                or not _ONE_WORD.fullmatch(text, span.start, span.end) or name_context(text, span.start, span.end)):
+            return False
+        if _DOSE_BEFORE.search(text, max(0, span.start - 16), span.start):
+            return True
+        drugs = [(m.start, m.end) for m in matches if m.kind in _DRUG_KINDS and not m.ambiguous]
+        if not drugs:
+            return False
+        items = []  # the list items beside the span, nearest first, on both sides
+        pos = span.end
+        for _ in range(_LIST_REACH):
+            m = _LIST_ITEM_AFTER.match(text, pos)
+            if m is None:
+                break
+            items.append((m.start(1), m.end(1)))
+            pos = m.end()
+        pos = span.start
+        for _ in range(_LIST_REACH):
+            m = _LIST_ITEM_BEFORE.search(text, max(0, pos - 40), pos)
+            if m is None:
+                break
+            items.append((m.start(1), m.end(1)))
+            pos = m.start(1)
+        return any(a <= lo and hi <= b for lo, hi in items for a, b in drugs)
 
     def _is_generic_institution(self, span: Span, text: str) -> bool:
         if not self.config.use_generic_institutions or span.label not in (Label.ORGANIZATION, Label.LOCATION):

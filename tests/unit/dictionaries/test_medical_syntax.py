@@ -56,9 +56,14 @@ def test_when_genes_are_given_as_any_iterable_then_they_are_recognised() -> None
         ("2/6 systolic murmur", "2/6 systolic", "score"),
         ("epinephrine 1:1000", "1:1000", "ratio"),
         ("Meds at 0630 and 1800", "at 0630 and 1800", "time"),
+        # a time before "on <date>" is the schedule of that day; only a time right after a date (or right before
+        # one) makes a date-time
+        ("Dose given at 1105 on 08-Apr-18.", "at 1105", "time"),
+        ("no ativan since 6am on 7/23", "6am", "time"),
         ("Lasix 40 mg given @ 1105 today", "@ 1105", "time"),
         ("NPN CCU 7 PM - 7 AM: S/P stent", "7 PM - 7 AM", "time"),
         ("pt is 775cc neg since 12am", "12am", "time"),
+        ("extubated at 1145AM, stable", "1145AM", "time"),
         ("Time frame: 3:15-4:00pm", "3:15-4:00pm", "time"),
         ("EXPIRED AT 3:10 A.M. FAMILY AWARE", "3:10 A.M.", "time"),
         ("morphine q6h prn", "q6h", "frequency"),
@@ -101,7 +106,6 @@ def test_when_text_has_medical_syntax_then_it_is_recognised(
         "Seen APR 8, 2018 @ 1105, stable.",
         "Collected 2018-04-08 1105.",
         "Collected 2018-04-08 @ 1105.",
-        "Dose given at 1105 on 08-Apr-18.",
         "Extubated 3/14 at 10 am.",
         "Account 1234-5678 opened",  # "5678" is no time of day
         "Seen 3/14/2023 0700-1930.",  # a shift attached to a date is part of a date-time

@@ -247,17 +247,19 @@ def test_when_number_has_an_identifier_cue_or_source_then_it_is_kept(
 
 def test_when_measures_are_off_then_numbers_in_vital_context_are_kept() -> None:
     proc = build_processor("recovery", {"use_measures": False}, BuildContext(cache_dir=vocab.cache_dir()))
-    note = make_note("CVP 24-26, AC 600x12.", [("24-26", "DATE", "ner"), ("600x12", "ID", "regex")])
+    # "12-14" reads as a date (December 14): only the measure rule can drop it
+    note = make_note("CVP 12-14, AC 600x12.", [("12-14", "DATE", "ner"), ("600x12", "ID", "regex")])
     (out,) = proc.process_batch([note])
     assert out.dropped == ()
 
 
 def test_when_measure_sources_are_configured_then_only_those_sources_are_dropped() -> None:
     proc = build_processor("recovery", {"measure_sources": ["regex"]}, BuildContext(cache_dir=vocab.cache_dir()))
-    note = make_note("CVP 24-26, AC 600x12.", [("24-26", "DATE", "ner"), ("600x12", "ID", "regex")])
+    # "12-14" reads as a date (December 14): only the measure rule can drop it
+    note = make_note("CVP 12-14, AC 600x12.", [("12-14", "DATE", "ner"), ("600x12", "ID", "regex")])
     (out,) = proc.process_batch([note])
     assert surfaces(out, out.dropped) == ["600x12"]
-    assert surfaces(out, out.spans) == ["24-26"]
+    assert surfaces(out, out.spans) == ["12-14"]
 
 
 def test_when_a_number_repeats_the_patients_own_identifier_then_it_is_kept(recovery: MedicalRecovery) -> None:
@@ -330,6 +332,17 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("Home since Christmas.", [("Christmas", "DATE", "ner")], []),
         ("ON QUARTERMAIN 6.", [("QUARTERMAIN", "DATE", "ner")], []),  # an unknown word: maybe a place
         ("Discharged 3/4.", [("3/4", "DATE", "ner")], []),
+        # a count, a phone without a digit, a name or organisation without a letter (the model's alone)
+        ("Day 7 of 14 of the antibiotic course.", [("7 of 14", "DATE", "ner")], ["7 of 14"]),
+        ("(Continued) on the next page", [("Continued", "PHONE", "ner")], ["Continued"]),
+        ("Box 1772 DPO AE 91410", [("AE", "PHONE", "ner"), ("91410", "PHONE", "ner")], []),
+        ("Came to the unit from WARD 3 today.", [("3", "ORGANIZATION", "ner")], ["3"]),
+        ("Came to the unit from WARD 3 today.", [("3", "ORGANIZATION", "ner+dictionary")], []),
+        # clock times with known words only, unless right beside a date (a date-time)
+        ("Family meeting set for 11:00 tomorrow.", [("11:00 tomorrow", "DATE", "ner")], ["11:00 tomorrow"]),
+        ("Visit window:4:30-5:30pm daily", [("4:30-5:30pm", "DATE", "ner")], ["4:30-5:30pm"]),
+        ("Extubated 3/14 10:30 am.", [("10:30 am", "DATE", "ner")], []),
+        ("Seen 10:30 Monday.", [("10:30 Monday", "DATE", "ner")], []),
         # an ordinal alone before a noun, "may" before a verb: no day
         ("PNEUMONIA ON 2ND DAY OF ADMISSION.", [("2ND", "DATE", "ner+regex")], ["2ND"]),
         ("cooperative on 2nd wake up", [("2nd", "DATE", "ner")], ["2nd"]),
@@ -636,4 +649,112 @@ def test_when_use_ward_numbers_off_then_the_number_stays() -> None:
     proc = build_processor("recovery", {"use_ward_numbers": False}, BuildContext(cache_dir=vocab.cache_dir()))
     note = proc.process_batch([make_note("TRANSFER TO QUARTERMAIN 2.", [("QUARTERMAIN 2", "LOCATION", "ner")])])[0]
     assert surfaces(note, note.spans) == ["QUARTERMAIN 2"]
+    assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "kept", "cut"),
+    [
+        # a part of the day written as a word before or after the date, a line of no date after a line break
+        ("NG tube pulled 4/12 pm, tolerating sips.", "4/12 pm", "4/12", ["pm"]),
+        ("Spiked to 102 on eve 5/3; cultures sent.", "eve 5/3", "5/3", ["eve"]),
+        ("TRANSFUSED 2U 6/18 AM FOR HCT 24.", "6/18 AM", "6/18", ["AM"]),
+        ("Dialysis due Monday a.m. per renal.", "Monday a.m.", "Monday", ["a.m."]),
+        ("ADMITTED W/ CHF 3/22 \n \nPMH: HTN, DM", "3/22 \n \nPMH", "3/22", ["PMH"]),
+        # nothing to cut: a clock time is part of a date-time, two lines with a date each, a time alone
+        ("Extubated 3/14 3:30 PM without trouble.", "3/14 3:30 PM", "3/14 3:30 PM", []),
+        ("Seen 3/14/2023 @ 0930 by the team.", "3/14/2023 @ 0930", "3/14/2023 @ 0930", []),
+        ("Seen 3/4\n3/5 again", "3/4\n3/5", "3/4\n3/5", []),
+    ],
+)
+def test_when_date_span_has_edges_that_are_no_date_then_they_are_cut_off(
+    recovery: MedicalRecovery, text: str, span: str, kept: str, cut: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, [(span, "DATE", "ner")])])[0]
+    assert surfaces(note, note.spans) == [kept]
+    assert surfaces(note, note.dropped) == cut
+    assert all(s.label == "DATE" and s.source == "ner" for s in (*note.spans, *note.dropped))
+
+
+def test_when_use_date_edges_off_then_date_spans_keep_their_edges() -> None:
+    proc = build_processor("recovery", {"use_date_edges": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("Pulled 4/12 pm.", [("4/12 pm", "DATE", "ner")])])[0]
+    assert surfaces(note, note.spans) == ["4/12 pm"]
+    assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        # a date of digits no calendar can read, from the model alone
+        ("awake, oriented x 3, follows commands", [("3", "DATE", "ner")], ["3"]),
+        ("THEY HAD 4: TWO SONS AND TWO DAUGHTERS", [("4", "DATE", "ner")], ["4"]),
+        ("Pressures 152/64 overnight, improved.", [("152/64", "DATE", "ner")], ["152/64"]),
+        ("Insulin on a 06/12/18/24 schedule.", [("06/12/18/24", "DATE", "ner")], ["06/12/18/24"]),
+        # readable dates stay, so do a possible age over 89, the regex's finds and a piece of another detection
+        ("Arm fracture 4/97, healed.", [("4/97", "DATE", "ner")], []),
+        ("Intubated 6/30-7/2 for CHF.", [("6/30-7/2", "DATE", "ner")], []),
+        ("Seen 5/5 in clinic.", [("5/5", "DATE", "ner")], []),
+        ("Seen 2023-03 in clinic.", [("2023-03", "DATE", "ner")], []),
+        ("She turned 97 last week.", [("97", "DATE", "ner")], []),
+        ("Pressures 152/64 overnight.", [("152/64", "DATE", "regex")], []),
+        ("Short of breath 3/5 at rehab.", [("3/5", "DATE", "regex"), ("5", "DATE", "ner")], []),
+    ],
+)
+def test_when_date_of_digits_is_no_calendar_date_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        # the model's piece of a larger number or of a time
+        ("NPN 7a-7p: slept well.", [("7", "NAME", "ner")], ["7"]),
+        ("note from the unit 07-1530 follows", [("-1530", "DATE", "ner")], ["-1530"]),
+        ("Signed 11:20 by the resident.", [("20", "DATE", "ner")], ["20"]),
+        # the whole run has an identifier shape, no run-on, another detection on it, not the model's alone
+        ("Wife (202232-4455) in to visit.", [("202232", "DATE", "ner")], []),
+        ("Arm fracture fx4/97, healed.", [("4/97", "DATE", "ner")], []),
+        ("Short of breath 3/5 at rehab.", [("3/5", "DATE", "regex"), ("3/", "DATE", "ner")], []),
+        ("note from the unit 07-1530 follows", [("-1530", "DATE", "ner+regex")], []),
+    ],
+)
+def test_when_span_is_a_piece_of_a_larger_number_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+def test_when_use_number_pieces_off_then_pieces_stay() -> None:
+    proc = build_processor("recovery", {"use_number_pieces": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("note from the unit 07-1530 follows", [("-1530", "DATE", "ner")])])[0]
+    assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        # a one-word dictionary name where a drug goes: after a dose, in a list with a known drug
+        ("Sugar 240, gave 4u Reg insulin per scale.", [("Reg", "NAME", "dictionary")], ["Reg"]),
+        ("Given 5mg Vit K IV for the INR.", [("Vit", "NAME", "dictionary")], ["Vit"]),
+        ("Receiving Kef, Ceftaz, Flagyl for now.", [("Kef", "NAME", "dictionary")], ["Kef"]),
+        ("Levels of Procan/Napa pending.", [("Napa", "NAME", "dictionary")], ["Napa"]),
+        # name evidence, no drug beside it, not a list, the model's own find
+        ("Lasix given, Dr. Kef aware.", [("Kef", "NAME", "dictionary")], []),
+        ("White, Willis and Hoffman signed it.", [("Hoffman", "NAME", "dictionary")], []),
+        ("Lasix given. Mark called after.", [("Mark", "NAME", "dictionary")], []),
+        ("Given 5mg Vit K IV for the INR.", [("Vit", "NAME", "dictionary+ner")], []),
+    ],
+)
+def test_when_dictionary_name_stands_where_a_drug_goes_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+def test_when_use_drug_lists_off_then_names_beside_drugs_stay() -> None:
+    proc = build_processor("recovery", {"use_drug_lists": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("Gave 4u Reg insulin.", [("Reg", "NAME", "dictionary")])])[0]
     assert not note.dropped
