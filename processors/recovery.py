@@ -228,6 +228,8 @@ _CLOCK_TIME = re.compile(
     r"(?:[ \t]?[AaPp]\.?[Mm]\b\.?)?(?![\d:])")
 #: detectors that read a date without checking the calendar: a number only they call a date must be readable
 _MODEL_SOURCES = frozenset({"ner", "llm"})
+#: the years a month/year or a full date of four-digit year is read with
+_YEARS = (1900, 2100)
 #: a bare number in this range may be an age over 89 the model called a date: kept
 _AGE_OVER_89 = (90, 130)
 _NUMBER_PIECE = re.compile(r"[\d/.:-]*\d[\d/.:-]*")
@@ -396,10 +398,20 @@ def _after_name(word: str, caps_line: bool, capitalised_name: bool) -> bool:
             and (z >= _FUNCTION_WORD_ZIPF or not vocab.is_surname(key)) and key not in _NAME_PARTICLES)
 
 
+def _number_run(text: str, start: int, end: int) -> tuple[int, int]:
+    """The run of word characters and separators around ``text[start:end]`` ("8/84" around "/84")."""
+    lo, hi = start, end
+    while lo > 0 and _RUN_CHAR.match(text[lo - 1]):
+        lo -= 1
+    while hi < len(text) and _RUN_CHAR.match(text[hi]):
+        hi += 1
+    return lo, hi
+
+
 def _readable_date(surface: str) -> bool:
     """``surface`` can be read as a date, or is no bare number: anything with a letter or another character, a
     year or a compact date (4, 6 or 8 digits), a possible age over 89, month/day or day/month ("5/5", "4-6"),
-    month/year ("4/97"), year-month, three parts that make a day ("3/14/23", "2023-03-14") and a range of two days
+    month/year ("4/97", "8/1984"; not "07-1530"), year-month, three parts that make a day ("3/14/23", "2023-03-14") and a range of two days
     ("6/30-7/2"). Not: a single number of 1-3 digits ("[6]am", "x [3]"), pairs no calendar has ("140/60"), other
     runs of parts ("06/12/18/24")."""
     if not _NUMBER_PIECE.fullmatch(surface):
@@ -412,16 +424,19 @@ def _readable_date(surface: str) -> bool:
     def day(d: int, m: int) -> bool:
         return 1 <= m <= 12 and 1 <= d <= 31
 
+    def year(y: int, digits: int) -> bool:  # "97", "1997"; not "1530" (a time)
+        return digits == 2 or (digits == 4 and _YEARS[0] <= y <= _YEARS[1])
+
     if len(n) == 1:
         return size[0] in (4, 6, 8) or _AGE_OVER_89[0] <= n[0] <= _AGE_OVER_89[1]
     if len(n) == 2:
         a, b = n
-        return day(a, b) or day(b, a) or (1 <= a <= 12 and size[1] in (2, 4)) or (size[0] == 4 and 1 <= b <= 12)
+        return day(a, b) or day(b, a) or (1 <= a <= 12 and year(b, size[1])) or (year(a, size[0]) and 1 <= b <= 12)
     if len(n) == 3:
         a, b, c = n
         if size[0] == 4:
-            return day(c, b)
-        return (day(b, a) or day(a, b)) and size[2] in (2, 4)
+            return year(a, 4) and day(c, b)
+        return (day(b, a) or day(a, b)) and year(c, size[2])
     if len(n) == 4:  # a range of two days ("6/30-7/2")
         return all(day(x, y) or day(y, x) for x, y in ((n[0], n[1]), (n[2], n[3])))
     return False
@@ -736,7 +751,10 @@ class MedicalRecovery:
             elif _HAS_DIGIT.search(surface):
                 if _COUNT_OF.fullmatch(bare):  # "day 7 of 14" of a course
                     return span_sources(span) <= _MODEL_SOURCES
-                return (span_sources(span) <= _MODEL_SOURCES and not _readable_date(bare)
+                lo, hi = _number_run(text, span.start, span.end)  # the model's "/84" of "8/84" is read whole
+                run = text[lo:hi].strip(" \t.,/:-")
+                return (span_sources(span) <= _MODEL_SOURCES and not _readable_date(run)
+                        and not (_SHAPES.search(run) or _ZIP.fullmatch(run))
                         and not any(o.overlaps(span) for o in self._neighbours(span, spans)))
             words = _LETTER_RUN.findall(surface)
             if any(w.lower() in CALENDAR_TOKENS for w in words):
@@ -842,13 +860,13 @@ class MedicalRecovery:
         right = _RUNS_ON.match(text, b) is not None
         if not (left or right):
             return False
-        lo, hi = a, b
-        while lo > 0 and _RUN_CHAR.match(text[lo - 1]):
-            lo -= 1
-        while hi < len(text) and _RUN_CHAR.match(text[hi]):
-            hi += 1
+        lo, hi = _number_run(text, a, b)
         whole = text[lo:hi].strip("/.:-")
-        return not (_SHAPES.search(whole) or _FULL_DATE.fullmatch(whole) or _ZIP.fullmatch(whole))
+        if _SHAPES.search(whole) or _FULL_DATE.fullmatch(whole) or _ZIP.fullmatch(whole):
+            return False
+        if ":" in whole:  # a clock time: part of a date-time only right beside a date
+            return not attached_to_date(text, lo, hi)
+        return not _readable_date(whole)  # "/84" of "8/84" stays with its month
 
     def _is_listed_drug(self, span: Span, text: str, matches: Sequence[MedicalMatch]) -> bool:
         """``use_drug_lists``: a one-word dictionary name after a dose or in a list with a known drug."""

@@ -716,6 +716,7 @@ def test_when_date_of_digits_is_no_calendar_date_then_dropped(
         ("Signed 11:20 by the resident.", [("20", "DATE", "ner")], ["20"]),
         # the whole run has an identifier shape, no run-on, another detection on it, not the model's alone
         ("Wife (202232-4455) in to visit.", [("202232", "DATE", "ner")], []),
+        ("CAD, MI 8/84, HTN", [("/84", "DATE", "ner")], []),  # the month/year it is a piece of is a date
         ("Arm fracture fx4/97, healed.", [("4/97", "DATE", "ner")], []),
         ("Short of breath 3/5 at rehab.", [("3/5", "DATE", "regex"), ("3/", "DATE", "ner")], []),
         ("note from the unit 07-1530 follows", [("-1530", "DATE", "ner+regex")], []),
@@ -729,7 +730,7 @@ def test_when_span_is_a_piece_of_a_larger_number_then_dropped(
 
 def test_when_use_number_pieces_off_then_pieces_stay() -> None:
     proc = build_processor("recovery", {"use_number_pieces": False}, BuildContext(cache_dir=vocab.cache_dir()))
-    note = proc.process_batch([make_note("note from the unit 07-1530 follows", [("-1530", "DATE", "ner")])])[0]
+    note = proc.process_batch([make_note("Signed 11:20 by the resident.", [("20", "DATE", "ner")])])[0]
     assert not note.dropped
 
 
