@@ -219,7 +219,6 @@ _DAY_PARTS = frozenset("am pm eve evening evenings morning mornings night nights
 _DATE_EDGE_TOKEN = re.compile(r"\S+")
 _CLOCK_TOKEN = re.compile(r"@?(?:\d{1,2}(?::\d{2})?|\d{3,4})(?:[ap]\.?m?\.?)?", re.IGNORECASE)
 _DATE_MATERIAL = re.compile(r"\d|(?i:\b(?:" + "|".join(map(re.escape, sorted(CALENDAR_TOKENS, key=len, reverse=True))) + r")\b)")
-#: a number cut out of a larger one (``use_number_pieces``): the span, what runs on after it, a run's characters
 #: a count, not a day: "7 of 14" (day 7 of a 14-day course)
 _COUNT_OF = re.compile(r"\d{1,3}\s+(?i:of|out of)\s+\d{1,3}")
 #: a clock time, or a range of them, in a DATE span ("11:00", "4:30-5:30pm", "10:15 a.m.")
@@ -232,6 +231,7 @@ _MODEL_SOURCES = frozenset({"ner", "llm"})
 _YEARS = (1900, 2100)
 #: a bare number in this range may be an age over 89 the model called a date: kept
 _AGE_OVER_89 = (90, 130)
+#: a number cut out of a larger one (``use_number_pieces``): the span, what runs on after it, a run's characters
 _NUMBER_PIECE = re.compile(r"[\d/.:-]*\d[\d/.:-]*")
 _RUNS_ON = re.compile(r"\d|[/.:-]\d|[AaPp](?:\.?[Mm]\b|\b|-)")
 _RUN_CHAR = re.compile(r"[\w/.:-]")
@@ -411,8 +411,8 @@ def _number_run(text: str, start: int, end: int) -> tuple[int, int]:
 def _readable_date(surface: str) -> bool:
     """``surface`` can be read as a date, or is no bare number: anything with a letter or another character, a
     year or a compact date (4, 6 or 8 digits), a possible age over 89, month/day or day/month ("5/5", "4-6"),
-    month/year ("4/97", "8/1984"; not "07-1530"), year-month, three parts that make a day ("3/14/23", "2023-03-14") and a range of two days
-    ("6/30-7/2"). Not: a single number of 1-3 digits ("[6]am", "x [3]"), pairs no calendar has ("140/60"), other
+    month/year ("4/97", "8/1984"; not "07-1530"), year-month, three parts that make a day ("3/14/23",
+    "2023-03-14") and a range of two days ("6/30-7/2"). Not: a single number of 1-3 digits ("[6]am", "x [3]"), pairs no calendar has ("140/60"), other
     runs of parts ("06/12/18/24")."""
     if not _NUMBER_PIECE.fullmatch(surface):
         return True
@@ -577,13 +577,14 @@ class MedicalRecovery:
         #: after the date ("8/27 pm", "eve 8/26", "9/20 AM"; a clock time stays: "3/14 3:30 PM"), and whatever a
         #: span holds past a line break without a date in it ("11/30 \\n\\nPMH")
         use_date_edges: bool = True
-        #: a number the model cut out of a larger number ("[140]/60", "07[-1530]", "[1/]2 NPH", "11:[20]", "[6]am"):
-        #: a DATE or NAME of digits and separators only, from the model alone, that runs on into digits (or an
-        #: "a"/"p" of a time) with no identifier shape in the whole ("202232-4455" is a phone and stays)
+        #: a number the model cut out of a larger number ("[140]/60", "07[-1530]", "11:[20]"): a DATE or NAME of
+        #: digits and separators only, from the model alone, that runs on into digits (or into the am / pm of a clock
+        #: time), where the whole run is no date a calendar can read, or a clock time not right beside a date; a run
+        #: with an identifier shape ("202232-4455", a phone) or another detection on the span keeps it
         use_number_pieces: bool = True
-        #: a one-word name (or place, organisation) only a dictionary found, where a drug goes: right after a dose ("2mg Vit K", "2u Reg
-        #: ins") or in a list with a drug the vocabulary knows ("receiving Vano, Ceftaz, Flagyl", "Procan/NAPA
-        #: levels"); never after a title or with other name evidence (``name_context``)
+        #: a one-word name (or place, organisation) only a dictionary found, where a drug goes: right after a dose
+        #: ("2mg Vit K", "2u Reg ins") or in a list with a drug the vocabulary knows ("receiving Vano, Ceftaz, Flagyl",
+        #: "Procan/NAPA levels"); never after a title or with other name evidence (``name_context``)
         use_drug_lists: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
@@ -849,8 +850,9 @@ class MedicalRecovery:
 
     def _is_number_piece(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
         """``use_number_pieces``: digits and separators from the model alone that run on into more digits
-        ("[140]/60") or into the "a" / "p" of a time ("[7]a-7p"), with no identifier shape in the whole run and no
-        other detection on it (the model's piece of a date the regex found whole is that date's vote)."""
+        ("[140]/60") or into the am / pm of a clock time ("11:[20]pm"), where the whole run has no identifier shape
+        and is no readable date (a clock time only beside a date), and no other detection is on it (the model's
+        piece of a date the regex found whole is that date's vote)."""
         if (not self.config.use_number_pieces or span.label not in (Label.DATE, Label.NAME)
                 or span_sources(span) != {"ner"} or not _NUMBER_PIECE.fullmatch(text, span.start, span.end)
                 or any(o.overlaps(span) for o in spans if o is not span)):

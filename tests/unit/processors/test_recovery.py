@@ -337,6 +337,7 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("(Continued) on the next page", [("Continued", "PHONE", "ner")], ["Continued"]),
         ("Box 1772 DPO AE 91410", [("AE", "PHONE", "ner"), ("91410", "PHONE", "ner")], []),
         ("Came to the unit from WARD 3 today.", [("3", "ORGANIZATION", "ner")], ["3"]),
+        ("NPN 7a-7p: slept well.", [("7", "NAME", "ner")], ["7"]),
         ("Came to the unit from WARD 3 today.", [("3", "ORGANIZATION", "ner+dictionary")], []),
         # clock times with known words only, unless right beside a date (a date-time)
         ("Family meeting set for 11:00 tomorrow.", [("11:00 tomorrow", "DATE", "ner")], ["11:00 tomorrow"]),
@@ -710,8 +711,8 @@ def test_when_date_of_digits_is_no_calendar_date_then_dropped(
 @pytest.mark.parametrize(
     ("text", "specs", "dropped"),
     [
-        # the model's piece of a larger number or of a time
-        ("NPN 7a-7p: slept well.", [("7", "NAME", "ner")], ["7"]),
+        # the model's piece of a larger number or of a clock time
+        ("Seen 11:20pm by the team.", [("20", "DATE", "ner")], ["20"]),
         ("note from the unit 07-1530 follows", [("-1530", "DATE", "ner")], ["-1530"]),
         ("Signed 11:20 by the resident.", [("20", "DATE", "ner")], ["20"]),
         # the whole run has an identifier shape, no run-on, another detection on it, not the model's alone
