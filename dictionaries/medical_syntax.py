@@ -37,6 +37,9 @@ _TIME = r"(?:[01]\d|2[0-3])[0-5]\d"
 _CLOCK = r"(?:[01]?\d|2[0-3]):[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?"
 _HOUR = r"(?:1[0-2]|0?\d)(?::?[0-5]\d)?"  # "7", "7:30", "0730" / "1145" before am / pm
 _MERIDIEM = r"(?:[AaPp]\.?[Mm]\.?|[AaPp]\.[Mm])(?![\w])"
+#: one end of a range of times: a 24-hour time, a clock time, an hour with am / pm, noon or midnight
+_RANGE_TIME = (rf"(?:{_TIME}(?![\d:])|{_CLOCK}"
+               r"|(?:1[0-2]|0?\d)(?::?[0-5]\d)?\s?(?:[AaPp]\.?[Mm]\.?|(?i:noon|midnight))(?!\w)|(?i:noon|midnight)\b)")
 _VITAL_NAMES = (
     "HR", "RR", "Heart rate", "heart rate", "Pulse", "pulse", "Resp rate", "resp rate", "Respiratory rate",
     "respiratory rate", "SpO2", "SaO2", "O2 sat", "O2 sats", "Temp", "Tmax", "Tm", "Temperature",
@@ -218,6 +221,11 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
     # a shift written as two 24-hour times ("NPN 0700-1930", "1900-0700"): no ID has that shape, and a
     # year range that also reads as times ("2010-2015") is no identifier either
     SyntaxPattern("time", re.compile(rf"(?<![\w:/.-]){_TIME}\s?-\s?{_TIME}(?![\w/-]|:\d)"), _DIGITS),
+    # a range of times of day ("FROM 12NOON TO 1700", "from 2200 till 0600"): both ends are times, so "from"
+    # and "to" are cue enough (an address has one number)
+    SyntaxPattern("time", re.compile(
+        rf"(?i:\bfrom)\s+{_RANGE_TIME}\s*(?i:to|till|until|-)\s*{_RANGE_TIME}(?![\w:/])"
+    ), ("from",), True),
     # a time of day with am / pm needs no cue ("7 PM - 7 AM", "12am", "3:15-4:00pm"): times of day are no
     # Safe Harbor identifier; one attached to a date is part of a date-time (``attached_to_date``)
     SyntaxPattern("time", re.compile(

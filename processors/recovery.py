@@ -499,11 +499,12 @@ def known_words(cw: ClinicalWords) -> tuple[str, ...]:
 
 
 def near_known_word(word: str, known: Sequence[str]) -> bool:
-    """``word`` (lower case) is one edit (two from 7 letters) from one of ``known``."""
+    """``word`` (lower case) is one edit (two from 7 letters) from one of ``known``; swapping two neighbouring
+    letters is one edit ("lentgh", "cahir")."""
     from rapidfuzz import distance, process
 
     edits = 2 if len(word) >= _MISSPELT_EDITS_LONG else 1
-    return process.extractOne(word, known, scorer=distance.Levenshtein.distance, score_cutoff=edits) is not None
+    return process.extractOne(word, known, scorer=distance.DamerauLevenshtein.distance, score_cutoff=edits) is not None
 
 
 @register("recovery")
@@ -541,8 +542,9 @@ class MedicalRecovery:
         use_shapeless: bool = True
         #: a misspelt common or clinical word found only by the model ("tommorow", "owund", "codiene"): one word
         #: of 5+ letters in lower case (capitals in an ALL-CAPS line), in no name list, unknown to English, within
-        #: one edit (two from 7 letters) of a frequent English word or a clinical word; never after a title or an
-        #: initial, before an institution word, or on a line of fewer than three words
+        #: one edit (two from 7 letters; two swapped letters are one) of a frequent English word or a clinical word
+        #: ("LENTGH"); never after a title or an initial, before an institution word, or on a line of fewer than
+        #: three words
         use_misspellings: bool = True
         #: a common English word the model alone took for a name, place or organisation, written in lower case
         #: ("tomatoes", "flying", "morgue", "waiting room"): every word of 3+ letters, frequent in English, in no

@@ -63,6 +63,9 @@ before after by mon tue tues wed thu thurs fri sat sun monday tuesday wednesday 
 yesterday today tomorrow encounter note entered created time
 """.split()) + ("follow up", "followed up", "status post", "as of", "week of", "wk of", "date of service",
                 "service date")
+#: A month-day with a hyphen and no year ("7-22") is a range in clinical text unless a date word is this close before
+#: it ("on 7-22", "seen 7-22"); none of our evaluation sets labels one such date.
+_DASH_DATE_WINDOW = 12
 #: Date context words too weak to turn a fraction-looking "2/3" into a date.
 _WEAK_DATE_CONTEXT = frozenset({"to", "through", "thru", "by", "time", "last"})
 #: Birth-date context: the date becomes subtype BIRTHDATE.
@@ -300,7 +303,11 @@ class DateRecognizer(ClinicalRecognizer):
             return None
         if pattern.kind == "md-dash":  # a range unless a date word comes first ("on 1-2 occasions": a unit)
             following = next_words(text, after, 1)
-            return None if following and len(following[0].strip(".,;:")) == 1 else pattern.score
+            if following and len(following[0].strip(".,;:")) == 1:
+                return None
+            # the date word right before it, and not a range word: "VENT BY 2-6", "TO TLC. C/O 6-9" are ranges
+            near = self.context_before(text, start, window=_DASH_DATE_WINDOW)
+            return None if near is None or near in _WEAK_DATE_CONTEXT or near == "from" else pattern.score
         if european:
             return None if (a, b) == (24, 7) else 0.25  # d/m without a year is rare in US notes: needs a vote
         if has_time:

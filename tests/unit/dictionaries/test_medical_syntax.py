@@ -64,6 +64,8 @@ def test_when_genes_are_given_as_any_iterable_then_they_are_recognised() -> None
         ("NPN CCU 7 PM - 7 AM: S/P stent", "7 PM - 7 AM", "time"),
         ("pt is 775cc neg since 12am", "12am", "time"),
         ("extubated at 1145AM, stable", "1145AM", "time"),
+        ("WENT FROM 12NOON TO 1700 WITH SATS >95%", "FROM 12NOON TO 1700", "time"),
+        ("slept from 2200 till 0600", "from 2200 till 0600", "time"),
         ("Time frame: 3:15-4:00pm", "3:15-4:00pm", "time"),
         ("EXPIRED AT 3:10 A.M. FAMILY AWARE", "3:10 A.M.", "time"),
         ("morphine q6h prn", "q6h", "frequency"),
@@ -108,6 +110,7 @@ def test_when_text_has_medical_syntax_then_it_is_recognised(
         "Collected 2018-04-08 @ 1105.",
         "Extubated 3/14 at 10 am.",
         "Account 1234-5678 opened",  # "5678" is no time of day
+        "Moved from 1700 Main St to here",  # one number after "from": an address
         "Seen 3/14/2023 0700-1930.",  # a shift attached to a date is part of a date-time
         "",
     ],
@@ -115,7 +118,7 @@ def test_when_text_has_medical_syntax_then_it_is_recognised(
 def test_when_text_has_identifiers_only_then_no_syntax_covers_them(genes: frozenset[str], text: str) -> None:
     spans = syntax_spans(text, genes)
     for ident in ("0630", "92", "70112", "555-123-4567", "12345678", "PF123456", "Wells", "12/24", "3/14", "1421",
-                  "2817838255", "1105"):
+                  "2817838255", "1105", "1700"):
         if ident in text:
             i = text.index(ident)
             assert not any(s <= i and e >= i + len(ident) for s, e, _ in spans), (ident, spans)
