@@ -29,8 +29,8 @@ relative or a carer is none ("AUNTS", ``use_relation_words``). Each rule's confi
 Edges that are no identifier are cut off a span that stays (the words cut off go to ``note.dropped``): titles,
 credentials and words after a name ("Drs' Ballou", "DR MANNING AWARE", ``use_name_edges``), and a ward or floor
 number after a unit's name in a line that moves the patient ("transfer to QUARTERMAIN 2", ``use_ward_numbers``),
-and a part of the day written as a word beside a date ("8/27 pm", ``use_date_edges``). The rest is checked again
-by the rules above.
+a part of the day written as a word beside a date ("8/27 pm", ``use_date_edges``), and a place's last word that is
+a preposition or "or" ("BALTIMORE REHAB OR", ``use_place_edges``). The rest is checked again by the rules above.
 
 Numbers the model reads as dates without a calendar's check: a DATE of digits no calendar can read ("x 3",
 "140/60", ``use_shapeless``) and the model's piece of a larger number ("[140]/60", "07[-1530]",
@@ -245,6 +245,9 @@ _LIST_GAP = r"[ \t]*(?:[,/&+]|(?i:and|or)\b)[ \t]*"
 _LIST_ITEM_AFTER = re.compile(_LIST_GAP + r"([\w-]+)")
 _LIST_ITEM_BEFORE = re.compile(r"([\w-]+)" + _LIST_GAP + r"$")
 _LIST_REACH = 3
+#: place edges (``use_place_edges``): words of a place span, and last words that are no part of a name
+_PLACE_EDGE_TOKEN = re.compile(r"\S+")
+_PLACE_TRAILING = frozenset({"at", "or", "on", "for", "to", "in", "with", "from", "by"})
 _CAPS_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,9}\b")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _SYNTAX_REACH = 28  # a syntax match overlapping a span starts/ends within this many characters of it
@@ -442,6 +445,19 @@ def _readable_date(surface: str) -> bool:
     return False
 
 
+def place_parts(start: int, end: int, text: str) -> tuple[int, int]:
+    """``text[start:end]`` (a place or organisation) without a last word that is no part of a name
+    (``use_place_edges``): a preposition or "or", or a letter that starts "s/p", "w/". At least one word stays."""
+    words = [(m.start(), m.end()) for m in _PLACE_EDGE_TOKEN.finditer(text, start, end)]
+    while len(words) > 1:
+        lo, hi = words[-1]
+        w = text[lo:hi].lower().rstrip(".,;:")
+        if not (w in _PLACE_TRAILING or (len(w) == 1 and w.isalpha() and text[hi:hi + 1] == "/")):
+            break
+        words.pop()
+    return (start, words[-1][1]) if words else (start, end)
+
+
 def _day_part(token: str) -> bool:
     return token.lower().strip(".,;:()").replace(".", "") in _DAY_PARTS
 
@@ -579,6 +595,10 @@ class MedicalRecovery:
         #: after the date ("8/27 pm", "eve 8/26", "9/20 AM"; a clock time stays: "3/14 3:30 PM"), and whatever a
         #: span holds past a line break without a date in it ("11/30 \\n\\nPMH")
         use_date_edges: bool = True
+        #: a place's or organisation's last word when it is a preposition or "or" ("reisterstown hospital at",
+        #: "BALTIMORE REHAB OR", "Fairview Hospital for") or the letter of "s/p", "w/" ("Good Sam s/p MI") is cut off;
+        #: "of" and "and" stay ("the corner of", "Smith and": the model stopped inside a longer name)
+        use_place_edges: bool = True
         #: a number the model cut out of a larger number ("[140]/60", "07[-1530]", "11:[20]"): a DATE or NAME of
         #: digits and separators only, from the model alone, that runs on into digits (or into the am / pm of a clock
         #: time), where the whole run is no date a calendar can read, or a clock time not right beside a date; a run
@@ -636,8 +656,10 @@ class MedicalRecovery:
             if self._drops(span, text, spans, matches, syntax):
                 drop.add(i)
                 continue
-            if span.label in (Label.LOCATION, Label.ORGANIZATION) and self.config.use_ward_numbers:
-                a, b = self._ward_name(span, text)
+            if span.label in (Label.LOCATION, Label.ORGANIZATION):
+                a, b = self._ward_name(span, text) if self.config.use_ward_numbers else (span.start, span.end)
+                if self.config.use_place_edges:
+                    a, b = place_parts(a, b, text)
             elif span.label == Label.NAME and self.config.use_name_edges:
                 a, b = name_parts(span, text)
             elif span.label == Label.DATE and self.config.use_date_edges:

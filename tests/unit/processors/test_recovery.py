@@ -763,3 +763,35 @@ def test_when_use_drug_lists_off_then_names_beside_drugs_stay() -> None:
     proc = build_processor("recovery", {"use_drug_lists": False}, BuildContext(cache_dir=vocab.cache_dir()))
     note = proc.process_batch([make_note("Gave 4u Reg insulin.", [("Reg", "NAME", "dictionary")])])[0]
     assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "label", "kept", "cut"),
+    [
+        # a last word that is no part of the place's name: a preposition, "or", the letter of "s/p"
+        ("had surgery at lakeview hospital at that time", "lakeview hospital at", "ORGANIZATION",
+         "lakeview hospital", ["at"]),
+        ("PLACEMENT AT OAKDALE REHAB OR BAYSIDE REHAB", "OAKDALE REHAB OR", "ORGANIZATION", "OAKDALE REHAB", ["OR"]),
+        ("discharged from Fairview Hospital for alcohol withdrawal", "Fairview Hospital for", "ORGANIZATION",
+         "Fairview Hospital", ["for"]),
+        ("transferred from Good Sam s/p MI", "Good Sam s", "ORGANIZATION", "Good Sam", ["s"]),
+        # "of" and "and" stay (the model stopped inside a longer name), so does a one-word place
+        ("She lives on the corner of Main St.", "corner of", "LOCATION", "corner of", []),
+        ("The Jones, Smith and Davis firm", "Smith and", "ORGANIZATION", "Smith and", []),
+        ("Seen at Oakdale for years", "Oakdale", "LOCATION", "Oakdale", []),
+    ],
+)
+def test_when_place_span_ends_in_a_word_of_no_name_then_it_is_cut_off(
+    recovery: MedicalRecovery, text: str, span: str, label: str, kept: str, cut: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, [(span, label, "ner")])])[0]
+    assert surfaces(note, note.spans) == [kept]
+    assert surfaces(note, note.dropped) == cut
+
+
+def test_when_use_place_edges_off_then_places_keep_their_last_word() -> None:
+    proc = build_processor("recovery", {"use_place_edges": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("at lakeview hospital at noon", [("lakeview hospital at", "ORGANIZATION",
+                                                                           "ner")])])[0]
+    assert surfaces(note, note.spans) == ["lakeview hospital at"]
+    assert not note.dropped
