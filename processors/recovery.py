@@ -576,9 +576,10 @@ class MedicalRecovery:
         #: address). Fitted on the PhysioNet dev notes, cross-validated by patient group (README, Quality)
         weak_lower_score: float = Field(default=0.6, ge=0, le=1)
         #: an organisation or place without case evidence (lower case, or on an ALL-CAPS line) made of an
-        #: institution word and words that only describe one: frequent English words that are in no US hospital's
-        #: name (the shipped CMS list) and no place ("OUTSIDE HOSPITAL", "PROLONGED HOSPITAL", "admitted to
-        #: hosp"); "MERCY HOSPITAL", "harbor hosp", "the general hospital" stay
+        #: institution word and words that only describe one: frequent English words, or misspellings of them (as
+        #: ``use_misspellings`` tests a word), that are in no US hospital's name (the shipped CMS list) and no place
+        #: ("OUTSIDE HOSPITAL", "PROLONGED HOSPITAL", "admitted to hosp", "FAMIL WENT HOME"); "MERCY HOSPITAL",
+        #: "harbor hosp", "the general hospital" stay
         use_generic_institutions: bool = True
         #: a name made only of words for a relative or a carer ("AUNTS", "pt's pastor", "Hsb", "S DUAGHTER"): plurals
         #: and one-edit misspellings of 5+ letters (in no name list) count; kept after a title ("Dr. Brother")
@@ -831,9 +832,7 @@ class MedicalRecovery:
         if (name_context(text, span.start, span.end) or _INITIAL_BEFORE.search(text, max(0, span.start - 8), span.start)
                 or _INSTITUTION_AFTER.match(text, span.end)):
             return False
-        if self._known is None:
-            self._known = known_words(cw)
-        return near_known_word(low, self._known)
+        return self._misspelt_word(low)
 
     def _is_common_lower(self, span: Span, text: str) -> bool:
         """Lower-case common English words that only the model found as a name, place or organisation: in
@@ -932,8 +931,20 @@ class MedicalRecovery:
             return False
         names = vocab.hospital_name_words()
         return all(w in _GENERIC_HEADS or w in _GENERIC_INNER
-                   or (vocab.zipf(w) >= _KNOWN_WORD_ZIPF and w not in names and not vocab.is_place_name(w))
+                   or (w not in names and not vocab.is_place_name(w) and (
+                       vocab.zipf(w) >= _KNOWN_WORD_ZIPF or self._misspelt_word(w)))
                    for w in words)
+
+    def _misspelt_word(self, word: str) -> bool:
+        """``word`` (lower case) is a misspelt known word: 5+ letters, in no name list, unknown to English, near a
+        frequent English or clinical word (``use_misspellings``' test without its span conditions)."""
+        cw = self.clinical_words
+        if (not self.config.use_misspellings or cw is None or len(word) < _MISSPELT_MIN_LEN
+                or vocab.zipf(word) >= _KNOWN_WORD_ZIPF or vocab.is_name_word(word)):
+            return False
+        if self._known is None:
+            self._known = known_words(cw)
+        return near_known_word(word, self._known)
 
     def _is_relation(self, span: Span, text: str) -> bool:
         if not self.config.use_relation_words or span.label != Label.NAME:

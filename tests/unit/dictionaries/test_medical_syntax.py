@@ -59,12 +59,12 @@ def test_when_genes_are_given_as_any_iterable_then_they_are_recognised() -> None
         # a time before "on <date>" is the schedule of that day; only a time right after a date (or right before
         # one) makes a date-time
         ("Dose given at 1105 on 08-Apr-18.", "at 1105", "time"),
-        ("no ativan since 6am on 7/23", "6am", "time"),
+        ("no haldol since 5am on 6/14", "5am", "time"),
         ("Lasix 40 mg given @ 1105 today", "@ 1105", "time"),
         ("NPN CCU 7 PM - 7 AM: S/P stent", "7 PM - 7 AM", "time"),
         ("pt is 775cc neg since 12am", "12am", "time"),
-        ("extubated at 1145AM, stable", "1145AM", "time"),
-        ("WENT FROM 12NOON TO 1700 WITH SATS >95%", "FROM 12NOON TO 1700", "time"),
+        ("extubated at 1030AM, stable", "1030AM", "time"),
+        ("ON CPAP FROM 12NOON TO 1600, TOLERATED", "FROM 12NOON TO 1600", "time"),
         ("slept from 2200 till 0600", "from 2200 till 0600", "time"),
         ("Time frame: 3:15-4:00pm", "3:15-4:00pm", "time"),
         ("EXPIRED AT 3:10 A.M. FAMILY AWARE", "3:10 A.M.", "time"),

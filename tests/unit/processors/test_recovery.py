@@ -335,13 +335,13 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         # a count, a phone without a digit, a name or organisation without a letter (the model's alone)
         ("Day 7 of 14 of the antibiotic course.", [("7 of 14", "DATE", "ner")], ["7 of 14"]),
         ("(Continued) on the next page", [("Continued", "PHONE", "ner")], ["Continued"]),
-        ("Box 1772 DPO AE 91410", [("AE", "PHONE", "ner"), ("91410", "PHONE", "ner")], []),
-        ("Came to the unit from WARD 3 today.", [("3", "ORGANIZATION", "ner")], ["3"]),
-        ("NPN 7a-7p: slept well.", [("7", "NAME", "ner")], ["7"]),
-        ("Came to the unit from WARD 3 today.", [("3", "ORGANIZATION", "ner+dictionary")], []),
+        ("Box 2210 DPO AE 30412", [("AE", "PHONE", "ner"), ("30412", "PHONE", "ner")], []),
+        ("Came up from WARD 5 today.", [("5", "ORGANIZATION", "ner")], ["5"]),
+        ("Nursing 7a-7p: slept well.", [("7", "NAME", "ner")], ["7"]),
+        ("Came up from WARD 5 today.", [("5", "ORGANIZATION", "ner+dictionary")], []),
         # clock times with known words only, unless right beside a date (a date-time)
-        ("Family meeting set for 11:00 tomorrow.", [("11:00 tomorrow", "DATE", "ner")], ["11:00 tomorrow"]),
-        ("Visit window:4:30-5:30pm daily", [("4:30-5:30pm", "DATE", "ner")], ["4:30-5:30pm"]),
+        ("Care conference moved to 14:30 tomorrow.", [("14:30 tomorrow", "DATE", "ner")], ["14:30 tomorrow"]),
+        ("Visit window:3:15-4:45pm daily", [("3:15-4:45pm", "DATE", "ner")], ["3:15-4:45pm"]),
         ("Extubated 3/14 10:30 am.", [("10:30 am", "DATE", "ner")], []),
         ("Seen 10:30 Monday.", [("10:30 Monday", "DATE", "ner")], []),
         # an ordinal alone before a noun, "may" before a verb: no day
@@ -392,7 +392,7 @@ def test_when_use_shapeless_off_then_shapeless_spans_stay() -> None:
         ("DOES NOT HAVE O.R. PRIVELAGES HERE", [("PRIVELAGES", "ORGANIZATION", "ner")], ["PRIVELAGES"]),
         # two neighbouring letters swapped count as one edit
         ("no drainage from owund noted", [("owund", "NAME", "ner")], ["owund"]),
-        ("FAMILY SPOKE AT LENTGH WITH THE TEAM", [("LENTGH", "NAME", "ner")], ["LENTGH"]),
+        ("FAMILY TALKED AT LENGHT WITH THE TEAM", [("LENGHT", "NAME", "ner")], ["LENGHT"]),
         # kept: a name list word, person or place evidence, a short line, a mixed-case line's capitals,
         # another detector's vote, one edit too many for a short word
         ("lorrie morales is a 70 yr old", [("morales", "NAME", "ner")], []),
@@ -519,10 +519,14 @@ def test_when_weak_lower_score_is_zero_then_weak_detections_stay() -> None:
         ("pt admitted to hosp last week with sob", [("hosp", "ORGANIZATION", "ner")], ["hosp"]),
         ("returned call to funeral home re: arrangements", [("funeral home", "ORGANIZATION", "ner")],
          ["funeral home"]),
+        # a misspelt describing word counts as one ("FAMIL" for "family")
+        ("PT RESTING. FAMLY LEFT FOR HOME AT 2000.", [("FAMLY LEFT FOR HOME", "ORGANIZATION", "dictionary")],
+         ["FAMLY LEFT FOR HOME"]),
         # a word of a hospital's name, a place, or case evidence: an institution's name
         ("TRANSFERRED FROM MERCY HOSPITAL FOR CATH.", [("MERCY HOSPITAL", "ORGANIZATION", "ner")], []),
         ("went to harbor hosp with abd pain", [("harbor hosp", "ORGANIZATION", "ner")], []),
         ("ADMITTED TO BOSTON HOSPITAL LAST WEEK.", [("BOSTON HOSPITAL", "ORGANIZATION", "ner")], []),
+        ("ADMITTED TO KERNAN HOSPITAL LAST WEEK.", [("KERNAN HOSPITAL", "ORGANIZATION", "ner")], []),
         ("Lines were placed at Outside Hospital before transfer.", [("Outside Hospital", "ORGANIZATION", "ner")],
          []),
     ],
@@ -661,10 +665,10 @@ def test_when_use_ward_numbers_off_then_the_number_stays() -> None:
     [
         # a part of the day written as a word before or after the date, a line of no date after a line break
         ("NG tube pulled 4/12 pm, tolerating sips.", "4/12 pm", "4/12", ["pm"]),
-        ("Spiked to 102 on eve 5/3; cultures sent.", "eve 5/3", "5/3", ["eve"]),
+        ("Febrile to 102 on eve 5/3; cultures sent.", "eve 5/3", "5/3", ["eve"]),
         ("TRANSFUSED 2U 6/18 AM FOR HCT 24.", "6/18 AM", "6/18", ["AM"]),
         ("Dialysis due Monday a.m. per renal.", "Monday a.m.", "Monday", ["a.m."]),
-        ("ADMITTED W/ CHF 3/22 \n \nPMH: HTN, DM", "3/22 \n \nPMH", "3/22", ["PMH"]),
+        ("TRANSFERRED FOR CHF 3/22 \n \nHX: HTN, DM", "3/22 \n \nHX", "3/22", ["HX"]),
         # nothing to cut: a clock time is part of a date-time, two lines with a date each, a time alone
         ("Extubated 3/14 3:30 PM without trouble.", "3/14 3:30 PM", "3/14 3:30 PM", []),
         ("Seen 3/14/2023 @ 0930 by the team.", "3/14/2023 @ 0930", "3/14/2023 @ 0930", []),
@@ -697,12 +701,12 @@ def test_when_use_date_edges_off_then_date_spans_keep_their_edges() -> None:
         ("Insulin on a 06/12/18/24 schedule.", [("06/12/18/24", "DATE", "ner")], ["06/12/18/24"]),
         # readable dates stay, so do a possible age over 89, the regex's finds and a piece of another detection
         ("Arm fracture 4/97, healed.", [("4/97", "DATE", "ner")], []),
-        ("Intubated 6/30-7/2 for CHF.", [("6/30-7/2", "DATE", "ner")], []),
+        ("Ventilated 5/28-6/1 for pneumonia.", [("5/28-6/1", "DATE", "ner")], []),
         ("Seen 5/5 in clinic.", [("5/5", "DATE", "ner")], []),
         ("Seen 2023-03 in clinic.", [("2023-03", "DATE", "ner")], []),
         ("She turned 97 last week.", [("97", "DATE", "ner")], []),
         ("Pressures 152/64 overnight.", [("152/64", "DATE", "regex")], []),
-        ("Short of breath 3/5 at rehab.", [("3/5", "DATE", "regex"), ("5", "DATE", "ner")], []),
+        ("Short of breath 4/6 at home.", [("4/6", "DATE", "regex"), ("6", "DATE", "ner")], []),
     ],
 )
 def test_when_date_of_digits_is_no_calendar_date_then_dropped(
@@ -720,9 +724,9 @@ def test_when_date_of_digits_is_no_calendar_date_then_dropped(
         ("Signed 11:20 by the resident.", [("20", "DATE", "ner")], ["20"]),
         # the whole run has an identifier shape, no run-on, another detection on it, not the model's alone
         ("Wife (202232-4455) in to visit.", [("202232", "DATE", "ner")], []),
-        ("CAD, MI 8/84, HTN", [("/84", "DATE", "ner")], []),  # the month/year it is a piece of is a date
+        ("CAD, MI 6/91, HTN", [("/91", "DATE", "ner")], []),  # the month/year it is a piece of is a date
         ("Arm fracture fx4/97, healed.", [("4/97", "DATE", "ner")], []),
-        ("Short of breath 3/5 at rehab.", [("3/5", "DATE", "regex"), ("3/", "DATE", "ner")], []),
+        ("Short of breath 4/6 at home.", [("4/6", "DATE", "regex"), ("4/", "DATE", "ner")], []),
         ("note from the unit 07-1530 follows", [("-1530", "DATE", "ner+regex")], []),
     ],
 )
@@ -744,8 +748,8 @@ def test_when_use_number_pieces_off_then_pieces_stay() -> None:
         # a one-word dictionary name where a drug goes: after a dose, in a list with a known drug
         ("Sugar 240, gave 4u Reg insulin per scale.", [("Reg", "NAME", "dictionary")], ["Reg"]),
         ("Given 5mg Vit K IV for the INR.", [("Vit", "NAME", "dictionary")], ["Vit"]),
-        ("Receiving Kef, Ceftaz, Flagyl for now.", [("Kef", "NAME", "dictionary")], ["Kef"]),
-        ("Levels of Procan/Napa pending.", [("Napa", "NAME", "dictionary")], ["Napa"]),
+        ("Receiving Kef, Zosyn, Flagyl for now.", [("Kef", "NAME", "dictionary")], ["Kef"]),
+        ("Levels of Digoxin/Napa pending.", [("Napa", "NAME", "dictionary")], ["Napa"]),
         # name evidence, no drug beside it, not a list, the model's own find
         ("Lasix given, Dr. Kef aware.", [("Kef", "NAME", "dictionary")], []),
         ("White, Willis and Hoffman signed it.", [("Hoffman", "NAME", "dictionary")], []),
@@ -769,12 +773,12 @@ def test_when_use_drug_lists_off_then_names_beside_drugs_stay() -> None:
     ("text", "span", "label", "kept", "cut"),
     [
         # a last word that is no part of the place's name: a preposition, "or", the letter of "s/p"
-        ("had surgery at lakeview hospital at that time", "lakeview hospital at", "ORGANIZATION",
+        ("had a hernia repair at lakeview hospital at age 40", "lakeview hospital at", "ORGANIZATION",
          "lakeview hospital", ["at"]),
-        ("PLACEMENT AT OAKDALE REHAB OR BAYSIDE REHAB", "OAKDALE REHAB OR", "ORGANIZATION", "OAKDALE REHAB", ["OR"]),
+        ("SCREENED FOR OAKDALE REHAB OR BAYSIDE REHAB", "OAKDALE REHAB OR", "ORGANIZATION", "OAKDALE REHAB", ["OR"]),
         ("discharged from Fairview Hospital for alcohol withdrawal", "Fairview Hospital for", "ORGANIZATION",
          "Fairview Hospital", ["for"]),
-        ("transferred from Good Sam s/p MI", "Good Sam s", "ORGANIZATION", "Good Sam", ["s"]),
+        ("came over from Mercy West s/p fall", "Mercy West s", "ORGANIZATION", "Mercy West", ["s"]),
         # "of" and "and" stay (the model stopped inside a longer name), so does a one-word place
         ("She lives on the corner of Main St.", "corner of", "LOCATION", "corner of", []),
         ("The Jones, Smith and Davis firm", "Smith and", "ORGANIZATION", "Smith and", []),

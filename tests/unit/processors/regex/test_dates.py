@@ -101,8 +101,8 @@ MUST_NOT_TAG: list[str] = [
     "pain improved from 8/10 to 2/10", "Grade 2/6 holosystolic", "sun exposure", "Sat up in chair",
     "wed to her partner", "in the spring", "the 3rd time", "the 5th metatarsal", "on the 2nd day",
     "3/4 inch laceration", "MMSE 24/30", "MoCA 26/30", "Glasgow 6/15", "RUE 4/5, LUE 5/5", "Tonsils 2/4",
-    "VAS 7/10", "2/16 lymph nodes positive", "overbreathing the vent by 2-6, ABG ok",
-    "line changed to TLC. C/O 6-9, numbers the same", "HR from 6-9 overnight",
+    "VAS 7/10", "2/16 lymph nodes positive", "breathing over the vent by 3-5, ABG ok",
+    "line changed to a cordis. C/O 4-8, numbers the same", "HR from 6-9 overnight",
 ]
 
 
