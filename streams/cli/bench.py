@@ -354,6 +354,10 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
+#: how often the soak loop counts the notes out (the kill lands at the first check past ``kill_at``)
+_SOAK_CHECK_S = 0.1
+
+
 async def _soak(settings: Settings, records: list[RawRecord], start_worker: Any, kill_worker: Any,
                 rate: float | None, kill_at: float, timeout_s: float, console: Console) -> dict[str, Any]:
     collector = _Collector(settings)
@@ -366,7 +370,7 @@ async def _soak(settings: Settings, records: list[RawRecord], start_worker: Any,
         deadline = time.monotonic() + timeout_s
         next_sample = 0.0
         while True:
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(_SOAK_CHECK_S)
             done = len(collector.seen)
             if time.monotonic() >= next_sample:  # RSS every 2 s, with the notes out so far
                 rss.append({"notes_out": done, "pid": pid, "rss_mib": rss_mb(pid)})

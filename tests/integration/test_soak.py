@@ -19,9 +19,10 @@ def test_soak_run_accounts_for_every_input_across_a_worker_kill(tmp_path: Path) 
     out = tmp_path / "soak.json"
     proc = subprocess.run([sys.executable, "-m", "streams.cli", "bench-kafka", "--soak", "600", "--chars", "300",
                            "--steps", "regex,ensemble,transform,leakcheck", "--batch-size", "25",
-                           # paced (about 4 s of input) so the kill lands mid-stream: unpaced, a fast host finished
-                           # all 600 notes between two of the soak loop's half-second checks
-                           "--rate", "150", "-o", str(out)],
+                           # paced (about 10 s of input) so the kill lands mid-stream: unpaced, a fast host finished
+                           # all 600 notes between two of the soak loop's checks; at 150 notes/s (4 s) a worker that
+                           # took over 4 s to start met the whole backlog at once and was killed after the last note
+                           "--rate", "60", "-o", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     r = json.loads(out.read_text())
