@@ -281,7 +281,7 @@ def has_identifier_shape(span: Span, text: str) -> bool:
     surface = text[span.start:span.end].strip()
     if "@" not in surface and "www." not in surface and "://" not in surface and not _HAS_DIGIT.search(surface):
         return False  # every shape below needs one of these
-    return bool(_SHAPES.search(surface) or _ZIP.fullmatch(surface))
+    return _identifier_shaped(surface)
 
 
 def message_identifiers(note_in: NoteIn) -> tuple[frozenset[str], frozenset[str]]:
@@ -401,14 +401,20 @@ def _after_name(word: str, caps_line: bool, capitalised_name: bool) -> bool:
             and (z >= _FUNCTION_WORD_ZIPF or not vocab.is_surname(key)) and key not in _NAME_PARTICLES)
 
 
-def _number_run(text: str, start: int, end: int) -> tuple[int, int]:
-    """The run of word characters and separators around ``text[start:end]`` ("8/84" around "/84")."""
+def _number_run(text: str, start: int, end: int) -> tuple[int, int, str]:
+    """The run of word characters and separators around ``text[start:end]`` ("8/84" around "/84"): its offsets and
+    its text without separators at its ends."""
     lo, hi = start, end
     while lo > 0 and _RUN_CHAR.match(text[lo - 1]):
         lo -= 1
     while hi < len(text) and _RUN_CHAR.match(text[hi]):
         hi += 1
-    return lo, hi
+    return lo, hi, text[lo:hi].strip("/.:-")
+
+
+def _identifier_shaped(surface: str) -> bool:
+    """``surface`` holds a phone, email, URL, IP or SSN shape, or is a ZIP code."""
+    return bool(_SHAPES.search(surface) or _ZIP.fullmatch(surface))
 
 
 def _readable_date(surface: str) -> bool:
@@ -777,10 +783,8 @@ class MedicalRecovery:
             elif _HAS_DIGIT.search(surface):
                 if _COUNT_OF.fullmatch(bare):  # "day 7 of 14" of a course
                     return span_sources(span) <= _MODEL_SOURCES
-                lo, hi = _number_run(text, span.start, span.end)  # the model's "/84" of "8/84" is read whole
-                run = text[lo:hi].strip(" \t.,/:-")
-                return (span_sources(span) <= _MODEL_SOURCES and not _readable_date(run)
-                        and not (_SHAPES.search(run) or _ZIP.fullmatch(run))
+                run = _number_run(text, span.start, span.end)[2]  # the model's "/84" of "8/84" is read whole
+                return (span_sources(span) <= _MODEL_SOURCES and not _readable_date(run) and not _identifier_shaped(run)
                         and not any(o.overlaps(span) for o in self._neighbours(span, spans)))
             words = _LETTER_RUN.findall(surface)
             if any(w.lower() in CALENDAR_TOKENS for w in words):
@@ -885,9 +889,8 @@ class MedicalRecovery:
         right = _RUNS_ON.match(text, b) is not None
         if not (left or right):
             return False
-        lo, hi = _number_run(text, a, b)
-        whole = text[lo:hi].strip("/.:-")
-        if _SHAPES.search(whole) or _FULL_DATE.fullmatch(whole) or _ZIP.fullmatch(whole):
+        lo, hi, whole = _number_run(text, a, b)
+        if _identifier_shaped(whole) or _FULL_DATE.fullmatch(whole):
             return False
         if ":" in whole:  # a clock time: part of a date-time only right beside a date
             return not attached_to_date(text, lo, hi)
