@@ -5,7 +5,11 @@ common-word filter keeps such words as names. :class:`ClinicalWords` answers "is
 clinical word?" from three sources, each with its reason:
 
 - ``"jargon"``: the curated list ``data/clinical_jargon.txt`` (clipped drug names, devices and lines,
-  nursing actions, exam words, abbreviations; sources per section). Always wins.
+  nursing actions, exam words, abbreviations; sources per section), and the plural of a listed word
+  ("POs", "PVCs"). Always wins.
+- ``"care-unit"``: the name of an intensive or coronary care unit, with up to three letters before it and a
+  consonant or digit after it ("MICU", "CVICU", "MICUB", "pmicu"): a kind of unit in every hospital, not
+  one hospital's place. Not when the word is name-like.
 - ``"medical"``: a one-word term of the medical vocabulary (``dictionaries.medical``) of a general kind
   (ICD-10-CM / ICD-10-PCS / index terms, HPO phenotypes; curated abbreviations, devices, drug short
   forms, care units). Eponyms (curated signs, tests, scales, eponymous diseases and procedures) and the
@@ -41,6 +45,8 @@ CURATED_KINDS = frozenset({"abbrev", "device", "drug-brand", "care-unit"})
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _SENTENCE = re.compile(r"(?<=[.;:!?])\s+|\n")
 _JARGON_ENTRY = re.compile(r"[a-z0-9][a-z0-9'/-]*")
+#: an intensive / coronary care unit: "micu", "cvicu", "micub", "pmicu" (a vowel after it is a name: "mccue")
+_CARE_UNIT = re.compile(r"[a-z]{0,3}(?:icu|ccu)[b-df-hj-np-tv-z0-9]?")
 
 
 def read_jargon(path: Path = JARGON_FILE) -> dict[str, str]:
@@ -119,8 +125,10 @@ class ClinicalWords:
     def reason(self, word: str) -> str | None:
         """Why ``word`` (one word, any case) is a clinical word, or None."""
         w = word.lower().strip(".'")
-        if w in self.jargon:
+        if w in self.jargon or (len(w) > 2 and w.endswith("s") and w[:-1] in self.jargon):
             return "jargon"
+        if _CARE_UNIT.fullmatch(w) and not self.name_like(w):
+            return "care-unit"
         if not w.isalpha() or len(w) < 2:
             return None
         lower, capital = self.lower.get(w, 0), self.capital.get(w, 0)
@@ -139,6 +147,10 @@ class ClinicalWords:
 
     def is_clinical(self, word: str) -> bool:
         return self.reason(word) is not None
+
+    def is_curated(self, word: str) -> bool:
+        """``word`` is jargon by the curated list or the care-unit pattern (no name evidence can outvote it)."""
+        return self.reason(word) in ("jargon", "care-unit")
 
     def known_words(self) -> frozenset[str]:
         """Every clinical word of the curated list and of the clinical text (lower case): the words a

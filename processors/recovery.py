@@ -148,6 +148,15 @@ _INSTITUTION_WORD = re.compile(_INSTITUTION, re.IGNORECASE)
 #: before a number, a street name in an address)
 _NEIGHBOUR = 3
 _SIGNED_NUMBER = re.compile(r"\s*[+-]\s*\d{1,5}\s*")
+#: the digits of one phone number: digit groups joined by separators only (no word between them)
+_PHONE_DIGITS = re.compile(r"\d(?:[\d\s().+/-]*\d)?")
+#: a phone number has at least this many digits (local numbers, 555-0134); pagers and extensions written
+#: beside words are fewer, but a span of only shorter groups joined by a word is a list ("0200 and 0415")
+_PHONE_MIN_DIGITS = 7
+_NUMBER_JOINERS = frozenset({"and", "or", "to", "then"})
+#: two capital letters of a US state (``vocab.us_states``)
+_STATE_CODES = frozenset(code for _name, code in vocab.us_states())
+_DIGIT_AFTER = re.compile(r"[\s.,]*\d")
 #: Dates with a year ("03/14/2023", "2023-03-14", "20140731") or a month name ("13 Oct 2018", "14th of
 #: February") are never medical syntax: no syntax scan for them.
 _FULL_DATE = re.compile(
@@ -193,6 +202,9 @@ _LOWER_AFTER_NAME_ZIPF = 2.0
 _NAME_TITLES = frozenset(PERSONAL_TITLES) | TITLES_DOCTOR | TITLES_OTHER
 _NAME_CREDENTIALS = frozenset("md rn np rrt lpn cna crna msw lcsw pa do phd".split())
 _NAME_JOINERS = frozenset({"and", "&", "or"})
+#: a name span right after "Word, " is the end of a list or a firm's name; one before a number on its line is a street
+_LIST_BEFORE = re.compile(r",[ \t]*\Z")
+_NUMBER_AFTER = re.compile(r"[^\n,.;:!?\d]{0,16}\d+(?![\d.:/])")  # a house number, not "K 3.1" or "at 10:30"
 #: particles that belong to a surname in lower case ("Ludwig van Beethoven", "Maria de la Cruz")
 _NAME_PARTICLES = frozenset("van von der den de del della di da dos das du la le bin ibn al el st".split())
 #: a ward or floor number after a unit's name ("transfer to QUARTERMAIN 2", "from Ward3"): a place name of one word
@@ -490,6 +502,30 @@ def date_parts(span: Span, text: str) -> tuple[int, int]:
     return g[0][0], g[-1][1]
 
 
+def name_pieces(span: Span, text: str) -> list[tuple[int, int]]:
+    """A NAME span's names when it joins two or more with "and", "&" or "or" ("David and Theodore", "CAMARDA AND
+    CLIFFORD"): a conjunction is no part of a person's name. Not in a span with a comma or a digit, right after
+    "Word, ", before a number on its line, or ending in a word for a relative: a firm's or a street's name
+    ("Glover, Ruiz and Armstrong", "Rua and Paseo 46", "Thomas and Sons"). A conjunction at an edge is
+    ``name_parts``' to cut."""
+    words = [(m.start(), m.end(), m.group()) for m in _NAME_EDGE_TOKEN.finditer(text, span.start, span.end)]
+    out: list[tuple[int, int]] = []
+    lo = span.start
+    surface = text[span.start:span.end]
+    if ("," in surface or _HAS_DIGIT.search(surface) or (words and _relation_word(_edge_key(words[-1][2])))
+            or _LIST_BEFORE.search(text, max(0, span.start - 4), span.start) or _NUMBER_AFTER.match(text, span.end)):
+        # "Glover, Ruiz and Armstrong" (a firm), "Leon and Eyrarodda 66", "Rua and Paseo 46" (streets), "Thomas
+        # and Sons"
+        return [(span.start, span.end)]
+    for k, (_a, _b, w) in enumerate(words):
+        if 0 < k < len(words) - 1 and w.lower() in _NAME_JOINERS:
+            out.append((lo, words[k - 1][1]))
+            lo = words[k + 1][0]
+    if not out:
+        return [(span.start, span.end)]
+    return [*out, (lo, span.end)]
+
+
 def name_parts(span: Span, text: str) -> tuple[int, int]:
     """The part of a NAME span that is a name: titles, conjunctions and words for a relative or carer before it
     and words after it that are no name (``_after_name``) cut off. At least one word stays; a span of one word,
@@ -546,7 +582,9 @@ class MedicalRecovery:
         #: proposes such numbers as IDs or dates too)
         use_measures: bool = True
         measure_sources: list[str] = Field(default_factory=lambda: ["regex", "ner", "llm"])
-        #: names / places / organisations made only of curated clinical jargon words are clinical
+        #: names / places / organisations made only of curated clinical jargon words are clinical (the curated
+        #: list, plurals of its words, care-unit names such as "MICUB"; a two-letter word only in a place that is no
+        #: state's code: two letters are as often initials or a state)
         use_jargon: bool = True
         #: detections without an identifier's shape:
         #: - a DATE with no digit and no month, weekday or holiday whose words are all known words ("last eve",
@@ -557,10 +595,12 @@ class MedicalRecovery:
         #:   age and stays), or a count ("day 7 of 14");
         #: - an ordinal alone before a noun ("2ND DAY of admission") or "may" before a verb ("THIS MAY BE");
         #: - a PHONE of known words ("(Continued)") or of one or two digits with no other detection next to it ("# 8
-        #:   ETT"), or a signed number ("LOS -905": a fluid balance);
+        #:   ETT"), a signed number ("LOS -905": a fluid balance), or numbers joined by "and" / "or" / "to" none of
+        #:   which is as long as a phone number ("at 0200 and 0415");
         #: - from the model alone: a NAME or ORGANIZATION without a letter ("from WARD 3"), a lone letter with no
         #:   other detection next to it, a street type alone ("NSR to ST": no street name, no saint's name; "Glen"
-        #:   and state codes stay)
+        #:   and state codes stay), a state's code alone as a place or organisation ("since MN", "nurse from the VA"; one
+        #:   after "City," or before a ZIP, or after a word for a relative, stays)
         use_shapeless: bool = True
         #: a misspelt common or clinical word found only by the model ("tommorow", "owund", "codiene"): one word
         #: of 5+ letters in lower case (capitals in an ALL-CAPS line), in no name list, unknown to English, within
@@ -592,7 +632,9 @@ class MedicalRecovery:
         use_relation_words: bool = True
         #: a name span's edges: titles, conjunctions and words for a relative or carer before the name,
         #: credentials and words that are no name after it ("Drs' Ballou", "RABBI KLEIN", "Dr Kearns
-        #: paged", "DR MANNING AWARE", "s. roberto rrt") are cut off; the words cut off go to ``note.dropped``
+        #: paged", "DR MANNING AWARE", "s. roberto rrt") are cut off, and a span joining two names with "and" / "&"
+        #: / "or" is split ("Daughters Ruth and Naomi"; not a firm's or street's name: "Glover, Ruiz and Armstrong",
+        #: "Thomas and Sons", "Rua and Paseo 46"); the words cut off go to ``note.dropped``
         use_name_edges: bool = True
         #: a ward or floor number after a unit's name in a line that moves the patient ("transfer to QUARTERMAIN 2",
         #: "from Ward3", "to quartermain 2 when bed available") is cut off the place: one word and one or two
@@ -658,6 +700,7 @@ class MedicalRecovery:
         syntax = self._syntax_near(text, cand_spans) if self.config.use_syntax else []
         drop: set[int] = set()
         cut: list[Span] = []
+        extra: list[Span] = []  # the second and later names of a span split at "and" ("Daughters Ruth and Naomi")
         for i in candidates:
             span = spans[i]
             if self._drops(span, text, spans, matches, syntax):
@@ -665,30 +708,36 @@ class MedicalRecovery:
                 continue
             if span.label in (Label.LOCATION, Label.ORGANIZATION):
                 a, b = self._ward_name(span, text) if self.config.use_ward_numbers else (span.start, span.end)
-                if self.config.use_place_edges:
-                    a, b = place_parts(a, b, text)
+                parts = [place_parts(a, b, text) if self.config.use_place_edges else (a, b)]
             elif span.label == Label.NAME and self.config.use_name_edges:
-                a, b = name_parts(span, text)
+                parts = [name_parts(span.model_copy(update={"start": lo, "end": hi}), text)
+                         for lo, hi in name_pieces(span, text)]
             elif span.label == Label.DATE and self.config.use_date_edges:
-                a, b = date_parts(span, text)
+                parts = [date_parts(span, text)]
             else:
                 continue
-            if (a, b) == (span.start, span.end):
+            if parts == [(span.start, span.end)]:
                 continue
             # the span without its edges, checked again ("& dauther" -> "dauther": a relation word)
-            spans[i] = span.model_copy(update={"start": a, "end": b})
-            for lo, hi in ((span.start, a), (b, span.end)):  # what was cut off, without blanks
-                piece = text[lo:hi]
-                lo, hi = lo + len(piece) - len(piece.lstrip()), hi - len(piece) + len(piece.rstrip())
+            pieces = [span.model_copy(update={"start": a, "end": b}) for a, b in parts]
+            ends = [span.start, *(x for a, b in parts for x in (a, b)), span.end]
+            for lo, hi in zip(ends[::2], ends[1::2], strict=True):  # what was cut off, without blanks
+                gap = text[lo:hi]
+                lo, hi = lo + len(gap) - len(gap.lstrip()), hi - len(gap) + len(gap.rstrip())
                 if hi > lo:
                     cut.append(span.model_copy(update={"start": lo, "end": hi}))
+            spans[i] = pieces[0]
             if self._drops(spans[i], text, spans, matches, syntax):
                 drop.add(i)
+            for other in pieces[1:]:
+                (cut if self._drops(other, text, spans, matches, syntax) else extra).append(other)
         if not drop and not cut:
             return note
         logger.debug("recovery dropped %d of %d candidate spans, cut %d pieces off spans", len(drop),
                      len(candidates), len(cut))
         kept = tuple(s for i, s in enumerate(spans) if i not in drop)
+        if extra:
+            kept = tuple(sorted((*kept, *extra), key=lambda s: (s.start, s.end)))
         gone = tuple(s for i, s in enumerate(spans) if i in drop)
         return note.replace(spans=kept, dropped=note.dropped + tuple(cut) + gone)
 
@@ -756,9 +805,17 @@ class MedicalRecovery:
         words = _JARGON_TOKEN.findall(text, span.start, span.end)
         if not words:
             return False
-        if any(w.lower() not in cw.jargon for w in words) and not self._clinical_word(cw, span, words):
+        # two letters are as often a person's initials ("BM 73M") or a state's code ("Linville, NC") as an
+        # abbreviation: the dictionary step keeps its name lists off them, this rule leaves such names and places
+        if not all(cw.is_curated(w) and not self._initials_or_state(w, span) for w in words) \
+                and not self._clinical_word(cw, span, words):
             return False
         return not name_context(text, span.start, span.end)
+
+    @staticmethod
+    def _initials_or_state(word: str, span: Span) -> bool:
+        bare = word.strip(".'")
+        return len(bare) == 2 and (span.label == Label.NAME or bare.upper() in _STATE_CODES)
 
     def _is_shapeless(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
         """A DATE made only of known words and no calendar word ("since NOON", "last eve"); a PHONE of one or two
@@ -803,10 +860,25 @@ class MedicalRecovery:
                 words = _LETTER_RUN.findall(surface)
                 return (bool(words) and all(vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF for w in words)
                         and not self._neighbours(span, spans))
-            return bool(signed or 0 < sum(c.isdigit() for c in surface) < 3) and not self._neighbours(span, spans)
+            if bool(signed or 0 < sum(c.isdigit() for c in surface) < 3) and not self._neighbours(span, spans):
+                return True
+            # numbers joined by "and", "or", "to" ("at 0200 and 0415": two times), none as long as a phone number;
+            # other words between numbers are an address the model took for a phone ("376 Rakoczi ut 13")
+            groups = [sum(c.isdigit() for c in m.group()) for m in _PHONE_DIGITS.finditer(surface)]
+            digits = [m.start() for m in _HAS_DIGIT.finditer(surface)]
+            between = _LETTER_RUN.findall(surface[digits[0]:digits[-1]])
+            return (len(groups) > 1 and max(groups) < _PHONE_MIN_DIGITS and bool(between)
+                    and all(w.lower() in _NUMBER_JOINERS for w in between))
         bare = surface.strip(" \t.")
         if span_sources(span) != {"ner"}:
             return False
+        if span.label in (Label.LOCATION, Label.ORGANIZATION) and bare in _STATE_CODES:
+            # a state's code alone is no place of its own ("since MN", "nurse from the VA"): the regex step reads one
+            # only after "City," or before a ZIP, and so does this rule; after a word for a relative it is a
+            # person's initials ("brother of MS")
+            before = text[max(0, span.start - 24):span.start]
+            relative = any(_relation_word(_edge_key(w)) for w in _LETTER_RUN.findall(before)[-2:])
+            return not (before.rstrip().endswith(",") or relative or _DIGIT_AFTER.match(text, span.end))
         if span.label in (Label.NAME, Label.ORGANIZATION) and not _LETTER_RUN.search(surface):
             return True  # a person or an organisation has a name ("from WARD [3]")
         if (span.label in _JARGON_LABELS and bare.lower() in vocab.STREET_TYPE_WORDS

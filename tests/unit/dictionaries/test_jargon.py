@@ -46,6 +46,12 @@ CLINICAL_CASES = [
     # (word, reason or None)
     ("wean", "jargon"),
     ("NEO", "jargon"),
+    ("POs", "jargon"),  # the plural of a listed abbreviation
+    ("bair", "jargon"),  # a device eponym (Bair Hugger); "quinton" stays out: a first name
+    ("quinton", None),
+    ("TSICUB", "care-unit"),  # an intensive care unit with its letter
+    ("pmicu", "care-unit"),
+    ("mccue", None),  # a vowel after "ccu": a surname
     ("thrush", "medical"),
     ("saliva", "medical"),
     ("liter", "clinical-text"),
@@ -67,6 +73,8 @@ def test_when_filter_built_from_parts_then_rules_apply() -> None:
     cw = jargon.ClinicalWords(frozenset({"levo"}), Counter({"sternal": 5, "bell": 4}), Counter({"bell": 3}),
                               medical.get, lambda w: w == "pearl")
     assert cw.reason("levo") == "jargon"
+    assert cw.reason("levos") == "jargon" and cw.reason("ls") is None  # a plural, not a bare "s"
+    assert cw.is_curated("levo") and cw.is_curated("cvicu") and not cw.is_curated("stent")
     assert cw.reason("stent") == "medical"
     assert cw.reason("babinski") is None and cw.reason("arima") is None
     assert cw.reason("sternal") == "clinical-text"

@@ -289,6 +289,13 @@ def test_when_a_number_repeats_the_patients_own_identifier_then_it_is_kept(recov
         ("title_keeps_lower", "seen by dr. brown today.", [("brown", "NAME", "ner")], []),
         ("dictionary_find_kept", "kub done.", [("kub", "NAME", "dictionary")], []),
         ("not_clinical", "amber at bedside.", [("amber", "NAME", "ner")], []),
+        ("care_unit", "TSICUB NURSING NOTE 7P-7A", [("TSICUB", "NAME", "ner")], ["TSICUB"]),
+        ("acronym_plural", "Tolerating POs and sips.", [("POs", "NAME", "dictionary")], ["POs"]),
+        ("device_eponym", "Temp 35.1, Bair hugger on.", [("Bair", "NAME", "dictionary")], ["Bair"]),
+        # two letters are as often initials or a state's code as an abbreviation
+        ("initials_stay", "BM 73M S/P FALL AT HOME.", [("BM", "NAME", "ner")], []),
+        ("state_code_stays", "Lives in Duluth, MN 55802.", [("MN", "LOCATION", "regex")], []),
+        ("two_letter_place", "BLOOD FROM OG, NGT TO LWS.", [("OG", "LOCATION", "ner")], ["OG"]),
     ],
     ids=lambda v: v if isinstance(v, str) and " " not in v and len(v) < 30 else "",
 )
@@ -363,6 +370,12 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("HR up to 120s, sinus rhythm to ST with activity.", [("ST", "LOCATION", "ner")], ["ST"]),
         ("converted from afib to st overnight", [("st", "LOCATION", "ner")], ["st"]),
         ("Lives in Helena, MT with her son.", [("MT", "LOCATION", "ner")], []),  # a state code
+        # a state's code alone (midnight, the VA): not after "City," or before a ZIP, not a relative's initials
+        ("Net negative 900 cc since MN, goal even.", [("MN", "LOCATION", "ner")], ["MN"]),
+        ("Nurse from the VA called back.", [("VA", "ORGANIZATION", "ner")], ["VA"]),
+        ("Mail to Duluth MN 55802.", [("MN", "LOCATION", "ner")], []),
+        ("Visited by the brother of MS today.", [("MS", "LOCATION", "ner")], []),
+        ("Net negative 900 cc since MN.", [("MN", "LOCATION", "ner+dictionary")], []),
         ("Brother Glen visited.", [("Glen", "NAME", "ner")], []),  # a first name
         ("Lives on Oak St near the park.", [("St", "LOCATION", "ner+regex")], []),  # not the model's alone
         # a "phone" of one or two digits alone, or a signed number (a fluid balance)
@@ -370,6 +383,10 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("LOS -905 at midnight, goal even.", [("-905", "PHONE", "ner")], ["-905"]),
         ("Wife (202232-4455) in to visit.", [("-4455", "PHONE", "ner")], []),  # a separator, not a sign
         ("Call +44 20 7946 0958 after six.", [("+44", "PHONE", "ner"), ("20 7946 0958", "PHONE", "ner")], []),
+        # numbers joined by "and" / "to", none as long as a phone number: times, not a phone
+        ("Boluses x2 at 0200 and 0415 overnight.", [("0200 and 0415", "PHONE", "ner")], ["0200 and 0415"]),
+        ("Address: 12 Varga ut 4 Suite 9", [("12 Varga ut 4", "PHONE", "ner")], []),  # other words: an address
+        ("Call 617-555-0134 or 0199.", [("617-555-0134 or 0199", "PHONE", "ner")], []),
     ],
 )
 def test_when_span_has_no_identifier_shape_then_dropped(
@@ -505,7 +522,7 @@ def test_when_weak_lower_case_detection_has_no_evidence_then_dropped(
 
 def test_when_weak_lower_score_is_zero_then_weak_detections_stay() -> None:
     proc = build_processor("recovery", {"weak_lower_score": 0}, BuildContext(cache_dir=vocab.cache_dir()))
-    note = proc.process_batch([scored_note("plan: try to wean off vent tonight", [("vent", "LOCATION", "ner", 0.3)])])[0]
+    note = proc.process_batch([scored_note("all lines out from the fem site", [("fem", "ORGANIZATION", "ner", 0.1)])])[0]
     assert not note.dropped
 
 
@@ -605,6 +622,28 @@ def test_when_name_span_has_words_beside_the_name_then_they_are_cut_off(
     note = recovery.process_batch([make_note(text, [(span, "NAME", "ner")])])[0]
     assert surfaces(note, note.spans) == [kept]
     assert surfaces(note, note.dropped) == cut
+    assert all(s.label == "NAME" and s.source == "ner" for s in (*note.spans, *note.dropped))
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "kept", "cut"),
+    [
+        ("Daughters Ruth and Naomi visited.", "Ruth and Naomi", ["Ruth", "Naomi"], ["and"]),
+        ("DRS PELLETIER AND OKAFOR AWARE OF K 3.1", "PELLETIER AND OKAFOR AWARE", ["PELLETIER", "OKAFOR"],
+         ["AND", "AWARE"]),
+        ("seen by dr. ames & dr. kowalczyk", "ames & dr. kowalczyk", ["ames", "kowalczyk"], ["& dr."]),
+        # one name: a list or firm after "Word, ", a street before a number, a family firm
+        ("Filed by Hayes, Moreno and Quist for the family.", "Moreno and Quist", ["Moreno and Quist"], []),
+        ("Sent to Calle and Rivas 12 last week.", "Calle and Rivas", ["Calle and Rivas"], []),
+        ("Owned by Parker and Sons.", "Parker and Sons", ["Parker and Sons"], []),
+    ],
+)
+def test_when_name_span_joins_two_names_then_it_is_split_at_the_conjunction(
+    recovery: MedicalRecovery, text: str, span: str, kept: list[str], cut: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, [(span, "NAME", "ner")])])[0]
+    assert surfaces(note, note.spans) == kept
+    assert sorted(surfaces(note, note.dropped)) == sorted(cut)
     assert all(s.label == "NAME" and s.source == "ner" for s in (*note.spans, *note.dropped))
 
 
