@@ -503,8 +503,8 @@ def date_parts(span: Span, text: str) -> tuple[int, int]:
 
 
 def name_pieces(span: Span, text: str) -> list[tuple[int, int]]:
-    """A NAME span's names when it joins two or more with "and", "&" or "or" ("David and Theodore", "CAMARDA AND
-    CLIFFORD"): a conjunction is no part of a person's name. Not in a span with a comma or a digit, right after
+    """A NAME span's names when it joins two or more with "and", "&" or "or" ("Ruth and Naomi", "PELLETIER AND
+    OKAFOR"): a conjunction is no part of a person's name. Not in a span with a comma or a digit, right after
     "Word, ", before a number on its line, or ending in a word for a relative: a firm's or a street's name
     ("Glover, Ruiz and Armstrong", "Rua and Paseo 46", "Thomas and Sons"). A conjunction at an edge is
     ``name_parts``' to cut."""
