@@ -154,6 +154,10 @@ _PHONE_DIGITS = re.compile(r"\d(?:[\d\s().+/-]*\d)?")
 #: beside words are fewer, but a span of only shorter groups joined by a word is a list ("0200 and 0415")
 _PHONE_MIN_DIGITS = 7
 _NUMBER_JOINERS = frozenset({"and", "or", "to", "then"})
+#: a heading's colon right after a span; a surname-list word this frequent in English is a heading word ("Date",
+#: "Service", "Plan")
+_HEADING_COLON = re.compile(r"[ \t]*:")
+_HEADING_WORD_ZIPF = 5.0
 #: two capital letters of a US state (``vocab.us_states``)
 _STATE_CODES = frozenset(code for _name, code in vocab.us_states())
 _DIGIT_AFTER = re.compile(r"[\s.,]*\d")
@@ -657,6 +661,11 @@ class MedicalRecovery:
         #: ("2mg Vit K", "2u Reg ins") or in a list with a drug the vocabulary knows ("receiving Vano, Ceftaz, Flagyl",
         #: "Procan/NAPA levels"); never after a title or with other name evidence (``name_context``)
         use_drug_lists: bool = True
+        #: a name / place / organisation that is a line's heading: alone at the start of its line before a colon
+        #: ("Service: Neurology", "GU: Foley", "Reveiw of System:"), every word a clinical word, a very frequent
+        #: English word, or a frequent English word or a misspelling of one in no surname list, and none a first
+        #: name ("Alice: Who are you?", "Smith:" in a dialogue stay)
+        use_headings: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
@@ -762,6 +771,7 @@ class MedicalRecovery:
                 or self._is_common_lower(span, text) or self._is_weak_lower(span, text, spans)
                 or self._is_generic_institution(span, text) or self._is_relation(span, text)
                 or self._is_number_piece(span, text, spans) or self._is_listed_drug(span, text, matches)
+                or self._is_heading(span, text)
                 or self._is_medical(span, text, matches, syntax))
 
     @staticmethod
@@ -1020,6 +1030,25 @@ class MedicalRecovery:
         if self._known is None:
             self._known = known_words(cw)
         return near_known_word(word, self._known)
+
+    def _is_heading(self, span: Span, text: str) -> bool:
+        """``use_headings``: the span is its line's heading and made of heading words (see the option)."""
+        if (not self.config.use_headings or span.label not in _JARGON_LABELS
+                or text[text.rfind("\n", 0, span.start) + 1:span.start].strip(" \t")
+                or _HEADING_COLON.match(text, span.end) is None):
+            return False
+        cw = self.clinical_words
+        words = [w.lower() for w in _LETTER_RUN.findall(text, span.start, span.end)]
+
+        def heading_word(w: str) -> bool:
+            if vocab.is_first_name(w):
+                return False
+            if (cw is not None and cw.is_clinical(w)) or vocab.zipf(w) >= _HEADING_WORD_ZIPF:
+                return True
+            return not vocab.is_surname(w) and (vocab.zipf(w) >= _KNOWN_WORD_ZIPF
+                                                or (w.isascii() and self._misspelt_word(w)))
+
+        return bool(words) and all(map(heading_word, words))
 
     def _is_relation(self, span: Span, text: str) -> bool:
         if not self.config.use_relation_words or span.label != Label.NAME:

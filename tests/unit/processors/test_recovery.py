@@ -838,3 +838,31 @@ def test_when_use_place_edges_off_then_places_keep_their_last_word() -> None:
                                                                            "ner")])])[0]
     assert surfaces(note, note.spans) == ["lakeview hospital at"]
     assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        ("Ordered by Dr Ames\nService: Cardiology", [("Service", "ORGANIZATION", "dictionary")], ["Service"]),
+        ("\n  Reveiw of Sytems:\n  Neuro: intact", [("Reveiw of Sytems", "ORGANIZATION", "dictionary")],
+         ["Reveiw of Sytems"]),
+        ("Resp: on 2L.\nGU: foley draining well", [("GU", "NAME", "ner")], ["GU"]),
+        # a first name or a surname before the colon is a speaker or a signature; not a heading when something
+        # comes before it on the line or no colon follows
+        ("Grace: Are you awake?\nNurse: Yes.", [("Grace", "NAME", "dictionary+ner")], []),
+        ("Smith: I will call back.", [("Smith", "NAME", "ner")], []),
+        ("Kristiána: Who is there?", [("Kristiána", "NAME", "ner")], []),
+        ("Seen in Service: Cardiology", [("Service", "ORGANIZATION", "dictionary")], []),
+        ("Service Cardiology today", [("Service", "ORGANIZATION", "dictionary")], []),
+    ],
+)
+def test_when_span_is_a_line_heading_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+def test_when_use_headings_off_then_headings_stay() -> None:
+    proc = build_processor("recovery", {"use_headings": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("Service: Cardiology", [("Service", "ORGANIZATION", "dictionary")])])[0]
+    assert not note.dropped
