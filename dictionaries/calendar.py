@@ -30,6 +30,15 @@ HOLIDAY_TOKENS: frozenset[str] = frozenset({
 CALENDAR_TOKENS: frozenset[str] = MONTH_TOKENS | WEEKDAY_TOKENS | HOLIDAY_TOKENS
 
 
+#: The most days of each month (February in a leap year): "2/30" and "4/31" are no dates.
+MONTH_DAYS: tuple[int, ...] = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def is_day_of_month(month: int, day: int) -> bool:
+    """``day`` exists in ``month`` (1-12) of some year."""
+    return 1 <= month <= 12 and 1 <= day <= MONTH_DAYS[month - 1]
+
+
 def month_number(token: str) -> int | None:
     """1-12 for a month name or abbreviation in any case (a trailing dot allowed), else None."""
     low = token.lower().rstrip(".")

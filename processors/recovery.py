@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from dictionaries import vocab
-from dictionaries.calendar import CALENDAR_TOKENS
+from dictionaries.calendar import CALENDAR_TOKENS, is_day_of_month
 from dictionaries.jargon import ClinicalWords, clinical_words, jargon_version
 from dictionaries.medical import (
     MAX_CHARS,
@@ -154,6 +154,8 @@ _PHONE_DIGITS = re.compile(r"\d(?:[\d\s().+/-]*\d)?")
 #: beside words are fewer, but a span of only shorter groups joined by a word is a list ("0200 and 0415")
 _PHONE_MIN_DIGITS = 7
 _NUMBER_JOINERS = frozenset({"and", "or", "to", "then"})
+#: a past tense written with an apostrophe right after a word ("dec'd", "d/c'd"): a verb
+_VERB_ENDING = re.compile(r"['\u2019](?:d|ed)\b", re.IGNORECASE)
 #: a heading's colon right after a span; a surname-list word this frequent in English is a heading word ("Date",
 #: "Service", "Plan")
 _HEADING_COLON = re.compile(r"[ \t]*:")
@@ -437,8 +439,8 @@ def _readable_date(surface: str) -> bool:
     """``surface`` can be read as a date, or is no bare number: anything with a letter or another character, a
     year or a compact date (4, 6 or 8 digits), a possible age over 89, month/day or day/month ("5/5", "4-6"),
     month/year ("4/97", "8/1984"; not "07-1530"), year-month, three parts that make a day ("3/14/23",
-    "2023-03-14") and a range of two days ("6/30-7/2"). Not: a single number of 1-3 digits ("[6]am", "x [3]"), pairs no calendar has ("140/60"), other
-    runs of parts ("06/12/18/24")."""
+    "2023-03-14") and a range of two days with a dash between them ("6/30-7/2"). Not: a single number of 1-3 digits
+    ("[6]am", "x [3]"), pairs no calendar has ("140/60"), other runs of parts ("06/12/18/24", "24/06/12/18")."""
     if not _NUMBER_PIECE.fullmatch(surface):
         return True
     texts = [x for x in re.split(r"[/.-]", surface) if x]
@@ -447,7 +449,7 @@ def _readable_date(surface: str) -> bool:
     n, size = [int(x) for x in texts], [len(x) for x in texts]
 
     def day(d: int, m: int) -> bool:
-        return 1 <= m <= 12 and 1 <= d <= 31
+        return is_day_of_month(m, d)
 
     def year(y: int, digits: int) -> bool:  # "97", "1997"; not "1530" (a time)
         return digits == 2 or (digits == 4 and _YEARS[0] <= y <= _YEARS[1])
@@ -462,8 +464,10 @@ def _readable_date(surface: str) -> bool:
         if size[0] == 4:
             return year(a, 4) and day(c, b)
         return (day(b, a) or day(a, b)) and year(c, size[2])
-    if len(n) == 4:  # a range of two days ("6/30-7/2")
-        return all(day(x, y) or day(y, x) for x, y in ((n[0], n[1]), (n[2], n[3])))
+    if len(n) == 4:  # a range of two days ("6/30-7/2"; not "24/06/12/18", times of a schedule)
+        seps = re.findall(r"[/.-]+", surface.strip("/.-"))
+        return (len(seps) == 3 and seps[1] == "-" and seps[0] == seps[2] != "-"
+                and all(day(x, y) or day(y, x) for x, y in ((n[0], n[1]), (n[2], n[3]))))
     return False
 
 
@@ -591,9 +595,10 @@ class MedicalRecovery:
         #: state's code: two letters are as often initials or a state)
         use_jargon: bool = True
         #: detections without an identifier's shape:
-        #: - a DATE with no digit and no month, weekday or holiday whose words are all known words ("last eve",
-        #:   "NOON", "tomorrow": times of day and relative days are not dates), also with clock times that are not
-        #:   right beside a date ("11:00 tomorrow", "4:30-5:30pm");
+        #: - a DATE with no digit and no month, weekday or holiday whose words are all known words or misspellings
+        #:   of them ("last eve", "NOON", "tomorrow", "APROX": times of day and relative days are not dates), also
+        #:   with clock times that are not right beside a date ("11:00 tomorrow", "4:30-5:30pm"); one word with a
+        #:   past tense's "'d" after it ("dec'd": decreased);
         #: - a DATE of digits and separators from the model or an LLM that no calendar can read and no other
         #:   detection overlaps ("x 3", "140/60", "40/17-24", "06/12/18/24"; a bare number from 90 to 130 may be an
         #:   age and stays), or a count ("day 7 of 14");
@@ -854,13 +859,16 @@ class MedicalRecovery:
                 return (span_sources(span) <= _MODEL_SOURCES and not _readable_date(run) and not _identifier_shaped(run)
                         and not any(o.overlaps(span) for o in self._neighbours(span, spans)))
             words = _LETTER_RUN.findall(surface)
+            if len(words) == 1 and _VERB_ENDING.match(text, span.end):
+                return True  # a verb: "dec'd" is decreased, not December
             if any(w.lower() in CALENDAR_TOKENS for w in words):
                 return False
             if not words:
                 return clockless != text[span.start:span.end]
             cw = self.clinical_words
             return all(len(w) > 1 and (vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF
-                                       or (cw is not None and cw.is_clinical(w))) for w in words)
+                                       or (cw is not None and cw.is_clinical(w))
+                                       or (w.isascii() and self._misspelt_word(w.lower()))) for w in words)
         if span.label == Label.PHONE:  # no phone, pager or extension has fewer than three digits; a signed
             # number is a fluid balance ("LOS -905"), unless the sign is a separator ("202232-4455") or a country
             # code before more of the number ("+44 20 ...")

@@ -9,7 +9,7 @@ from typing import Any
 
 from presidio_analyzer import Pattern
 
-from dictionaries.calendar import month_alternation
+from dictionaries.calendar import is_day_of_month, month_alternation
 from processors.regex.context import measure_before, next_words, unit_after
 from processors.regex.recognizer import RE_FLAGS, ClinicalPattern, ClinicalRecognizer, ContextWords, Hit
 from schemas.labels import Label, Subtype
@@ -82,7 +82,7 @@ _DATE_FOLLOW_OK = re.compile(
 
 
 def _valid_day_month(month: int, day: int) -> bool:
-    return 1 <= month <= 12 and 1 <= day <= 31
+    return is_day_of_month(month, day)  # "2/30", "4/31" are no dates
 
 
 def _valid_year(year: str) -> bool:

@@ -335,6 +335,9 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("FAMILY VISITING TILL MIDNIGHT.", [("MIDNIGHT", "DATE", "ner")], ["MIDNIGHT"]),
         ("Son called last eve.", [("last eve", "DATE", "ner")], ["last eve"]),
         ("TF ON HOLD SINCE NOON FOR TEE.", [("NOON", "DATE", "ner+regex")], ["NOON"]),
+        ("VISITORS STAYED UNTILL APPROXAMATELY 9.", [("APPROXAMATELY", "DATE", "ner")], ["APPROXAMATELY"]),
+        ("Dopamine weaned then dec'd further.", [("dec", "DATE", "ner")], ["dec"]),  # decreased
+        ("Seen on dec 3 in clinic.", [("dec", "DATE", "ner")], []),
         ("Dialysis Monday.", [("Monday", "DATE", "ner")], []),
         ("Home since Christmas.", [("Christmas", "DATE", "ner")], []),
         ("ON QUARTERMAIN 6.", [("QUARTERMAIN", "DATE", "ner")], []),  # an unknown word: maybe a place
@@ -738,6 +741,7 @@ def test_when_use_date_edges_off_then_date_spans_keep_their_edges() -> None:
         ("THEY HAD 4: TWO SONS AND TWO DAUGHTERS", [("4", "DATE", "ner")], ["4"]),
         ("Pressures 152/64 overnight, improved.", [("152/64", "DATE", "ner")], ["152/64"]),
         ("Insulin on a 06/12/18/24 schedule.", [("06/12/18/24", "DATE", "ner")], ["06/12/18/24"]),
+        ("Checks on a 22/04/10/16 schedule.", [("22/04/10/16", "DATE", "ner")], ["22/04/10/16"]),  # two "dates"
         # readable dates stay, so do a possible age over 89, the regex's finds and a piece of another detection
         ("Arm fracture 4/97, healed.", [("4/97", "DATE", "ner")], []),
         ("Ventilated 5/28-6/1 for pneumonia.", [("5/28-6/1", "DATE", "ner")], []),

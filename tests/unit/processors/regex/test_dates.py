@@ -103,6 +103,7 @@ MUST_NOT_TAG: list[str] = [
     "3/4 inch laceration", "MMSE 24/30", "MoCA 26/30", "Glasgow 6/15", "RUE 4/5, LUE 5/5", "Tonsils 2/4",
     "VAS 7/10", "2/16 lymph nodes positive", "breathing over the vent by 3-5, ABG ok",
     "line changed to a cordis. C/O 4-8, numbers the same", "HR from 6-9 overnight",
+    "SBP 80'S/30-40'S, bolused", "pressures 90's-2/30's overnight",  # no month has a 30th of February
 ]
 
 
