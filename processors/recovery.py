@@ -235,6 +235,8 @@ _MAY_VERB_AFTER = re.compile(
 _DAY_PARTS = frozenset("am pm eve evening evenings morning mornings night nights noon midnight mn afternoon tonight "
                        "nite overnight noc".split())
 _DATE_EDGE_TOKEN = re.compile(r"\S+")
+#: two clock times joined by a dash ("07-1600", "7p-7a"): one of them with a/p or of 3-4 digits (not "5-7")
+_HOUR_RANGE = re.compile(r"(\d{1,4})([ap]m?)?-(\d{1,4})([ap]m?)?", re.IGNORECASE)
 _CLOCK_TOKEN = re.compile(r"@?(?:\d{1,2}(?::\d{2})?|\d{3,4})(?:[ap]\.?m?\.?)?", re.IGNORECASE)
 _DATE_MATERIAL = re.compile(r"\d|(?i:\b(?:" + "|".join(map(re.escape, sorted(CALENDAR_TOKENS, key=len, reverse=True))) + r")\b)")
 #: a count, not a day: "7 of 14" (day 7 of a 14-day course)
@@ -488,11 +490,36 @@ def _day_part(token: str) -> bool:
     return token.lower().strip(".,;:()").replace(".", "") in _DAY_PARTS
 
 
+def phone_line(span: Span, text: str) -> tuple[int, int]:
+    """A PHONE span that crosses a line break: only its line with a whole phone number's digits when the other
+    lines hold at most two ("204-555-0162 \\n 2)"); the span itself otherwise."""
+    if "\n" not in text[span.start:span.end]:
+        return span.start, span.end
+    lines = [(m.start(), m.end(), sum(c.isdigit() for c in m.group()))
+             for m in re.finditer(r"[^\n]+", text[span.start:span.end])]
+    full = [x for x in lines if x[2] >= _PHONE_MIN_DIGITS]
+    if len(full) != 1 or any(x[2] > 2 for x in lines if x is not full[0]):
+        return span.start, span.end
+    lo, hi = span.start + full[0][0], span.start + full[0][1]
+    piece = text[lo:hi]
+    return lo + len(piece) - len(piece.lstrip()), hi - len(piece) + len(piece.rstrip())
+
+
+def _shift_hours(token: str) -> bool:
+    """``token`` is a range of two clock times ("07-1600", "7p-7a", "0700-1900"): a shift, not a date."""
+    m = _HOUR_RANGE.fullmatch(token.rstrip(".,;:"))
+    if m is None or not (m.group(2) or m.group(4) or len(m.group(1)) >= 3 or len(m.group(3)) >= 3):
+        return False
+    return all(int(h[:-2] or "0") <= 24 and int(h[-2:]) < 60 if len(h) >= 3 else int(h) <= 24
+               for h in (m.group(1), m.group(3)))
+
+
 def date_parts(span: Span, text: str) -> tuple[int, int]:
     """The part of a DATE span that is a date (``use_date_edges``): the one line of it with a digit or a calendar
     word when it crosses a line break, without a part of the day written as a word at either end ("8/27 pm" ->
-    "8/27"; "3/14 3:30 PM" stays, a clock time is part of a date-time). The span itself when nothing is cut or
-    nothing with a date would be left."""
+    "8/27"; "3/14 3:30 PM" stays, a clock time is part of a date-time) and without a shift's hours after it
+    ("8/12/91 07-1600": a range of hours, no moment). The span itself when nothing is cut or nothing with a
+    date would be left."""
     a, b = span.start, span.end
     if "\n" in text[a:b]:
         lines = [m for m in re.finditer(r"[^\n]+", text[a:b]) if _DATE_MATERIAL.search(m.group())]
@@ -503,7 +530,7 @@ def date_parts(span: Span, text: str) -> tuple[int, int]:
     g = words
     while len(g) > 1 and _day_part(g[0][2]) and not _CLOCK_TOKEN.fullmatch(g[1][2]):
         g = g[1:]
-    while len(g) > 1 and _day_part(g[-1][2]) and not _CLOCK_TOKEN.fullmatch(g[-2][2]):
+    while len(g) > 1 and ((_day_part(g[-1][2]) and not _CLOCK_TOKEN.fullmatch(g[-2][2])) or _shift_hours(g[-1][2])):
         g = g[:-1]
     if not g or not any(_DATE_MATERIAL.search(w) for _, _, w in g):
         return span.start, span.end
@@ -650,9 +677,12 @@ class MedicalRecovery:
         #: digits; a house number ("lives at Puruntie 82") has no such cue and stays
         use_ward_numbers: bool = True
         #: a date span's edges that are no date element are cut off: a part of the day written as a word before or
-        #: after the date ("8/27 pm", "eve 8/26", "9/20 AM"; a clock time stays: "3/14 3:30 PM"), and whatever a
-        #: span holds past a line break without a date in it ("11/30 \\n\\nPMH")
+        #: after the date ("8/27 pm", "eve 8/26", "9/20 AM"; a clock time stays: "3/14 3:30 PM"), a shift's hours
+        #: after it ("8/12/91 07-1600"), and whatever a span holds past a line break without a date in it ("11/30
+        #: \\n\\nPMH")
         use_date_edges: bool = True
+        #: what a phone span holds past a line break beside a whole phone number is cut off ("204-555-0162 \\n 2)")
+        use_phone_edges: bool = True
         #: a place's or organisation's last word when it is a preposition or "or" ("reisterstown hospital at",
         #: "BALTIMORE REHAB OR", "Fairview Hospital for") or the letter of "s/p", "w/" ("Good Sam s/p MI") is cut off;
         #: "of" and "and" stay ("the corner of", "Smith and": the model stopped inside a longer name)
@@ -728,6 +758,8 @@ class MedicalRecovery:
                          for lo, hi in name_pieces(span, text)]
             elif span.label == Label.DATE and self.config.use_date_edges:
                 parts = [date_parts(span, text)]
+            elif span.label == Label.PHONE and self.config.use_phone_edges:
+                parts = [phone_line(span, text)]
             else:
                 continue
             if parts == [(span.start, span.end)]:

@@ -711,6 +711,10 @@ def test_when_use_ward_numbers_off_then_the_number_stays() -> None:
         ("TRANSFUSED 2U 6/18 AM FOR HCT 24.", "6/18 AM", "6/18", ["AM"]),
         ("Dialysis due Monday a.m. per renal.", "Monday a.m.", "Monday", ["a.m."]),
         ("TRANSFERRED FOR CHF 3/22 \n \nHX: HTN, DM", "3/22 \n \nHX", "3/22", ["HX"]),
+        # a shift's hours after the date: a range, no moment
+        ("Nursing addendum 4/2/19 07-1930, see flowsheet", "4/2/19 07-1930", "4/2/19", ["07-1930"]),
+        ("NPN 11/3 7p-7a: slept well", "11/3 7p-7a", "11/3", ["7p-7a"]),
+        ("Admitted 5/28-6/1 for pneumonia", "5/28-6/1", "5/28-6/1", []),  # a range of days stays
         # nothing to cut: a clock time is part of a date-time, two lines with a date each, a time alone
         ("Extubated 3/14 3:30 PM without trouble.", "3/14 3:30 PM", "3/14 3:30 PM", []),
         ("Seen 3/14/2023 @ 0930 by the team.", "3/14/2023 @ 0930", "3/14/2023 @ 0930", []),
@@ -870,3 +874,27 @@ def test_when_use_headings_off_then_headings_stay() -> None:
     proc = build_processor("recovery", {"use_headings": False}, BuildContext(cache_dir=vocab.cache_dir()))
     note = proc.process_batch([make_note("Service: Cardiology", [("Service", "ORGANIZATION", "dictionary")])])[0]
     assert not note.dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "kept", "cut"),
+    [
+        # (a span with a whole phone's shape is no candidate: the model's piece of one is)
+        ("niece: Ana Ruiz- 312-555-0147 \n 2) son: Leo", "-555-0147 \n 2", "-555-0147", ["2"]),
+        # nothing to cut: one line, or more digits on the other line
+        ("call 312-555-0147 after 5", "312-555-0147", "312-555-0147", []),
+        ("Tel: 312 555\n0147", "312 555\n0147", "312 555\n0147", []),
+    ],
+)
+def test_when_phone_span_crosses_a_line_break_then_the_other_line_is_cut_off(
+    recovery: MedicalRecovery, text: str, span: str, kept: str, cut: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, [(span, "PHONE", "ner")])])[0]
+    assert surfaces(note, note.spans) == [kept]
+    assert surfaces(note, note.dropped) == cut
+
+
+def test_when_use_phone_edges_off_then_phone_spans_keep_their_lines() -> None:
+    proc = build_processor("recovery", {"use_phone_edges": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("Ana 312-555-0147 \n 2)", [("-555-0147 \n 2", "PHONE", "ner")])])[0]
+    assert surfaces(note, note.spans) == ["-555-0147 \n 2"] and not note.dropped
