@@ -570,7 +570,8 @@ def name_parts(span: Span, text: str) -> tuple[int, int]:
         return span.start, span.end
     caps_line = is_all_caps(line_around(text, span.start, span.end))
     g = words
-    while len(g) > 1 and ((key := _edge_key(g[0][2])) in _NAME_TITLES or key in _NAME_JOINERS or _relation_word(key)):
+    while len(g) > 1 and ((key := _edge_key(g[0][2])) in _NAME_TITLES or key in _NAME_JOINERS or _relation_word(key)
+                          or (key == "s" and text[g[0][0] - 1:g[0][0]] in ("'", "\u2019"))):  # "DR'[S] Kerr"
         g = g[1:]
     capitalised = g[0][2][:1].isupper()
     n = len(g)

@@ -34,7 +34,7 @@ _STATE_ABBR = (
 #: Abbreviations that are also credentials or clinical abbreviations in lists ("Smith, MD", "Cardiology, ID",
 #: "NT, ND", "MRI, CT"): a state only when a ZIP follows.
 _STATE_ABBR_AMBIGUOUS = frozenset({
-    "MD", "PA", "MA", "OK", "HI", "ID", "CT", "OR", "IN", "MS", "CO", "PR", "ND", "AS", "GU", "VI",
+    "MD", "PA", "MA", "OK", "HI", "ID", "CT", "OR", "IN", "MS", "CO", "PR", "ND", "AS", "GU", "VI", "MI",
 })
 #: Credentials after a name ("Carri Wood, MD"): never a state without a ZIP.
 _CREDENTIALS = frozenset({"MD", "PA", "MA"})

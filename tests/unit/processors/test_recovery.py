@@ -604,6 +604,7 @@ def test_when_use_misspellings_off_then_misspelt_words_stay() -> None:
         ("febrile overnight, dr parrilli aware, cultures sent", "parrilli aware", "parrilli", ["aware"]),
         ("plan to extubate in am. s. roberto rrt", "s. roberto rrt", "s. roberto", ["rrt"]),
         ("Family in attendance. Drs' Ballou pronounced.", "Drs' Ballou", "Ballou", ["Drs'"]),
+        ("PT SEEN BY DR'S OKAFOR AND LAM.", "S OKAFOR", "OKAFOR", ["S"]),  # the "s" of "DR'S"
         ("ASKED FOR RABBI. RABBI KLEIN CAME TO SPEAK.", "RABBI KLEIN", "KLEIN", ["RABBI"]),
         ("Mr. Arthur Penhallow was admitted.", "Mr. Arthur Penhallow", "Arthur Penhallow", ["Mr."]),
         # nothing to cut: names that are English words, initials, lower-case name parts, foreign place words,

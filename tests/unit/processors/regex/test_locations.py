@@ -57,6 +57,7 @@ MUST_NOT_TAG: list[str] = [
     # ALL-CAPS clinical words before a comma are no city, so the abbreviation after it is no state
     "RESPONDING WELL TO LASIX, CO/CI IMPROVED", "LUNG SOUNDS DIM IN BASES BILAT, CT SYSTEM WITHOUT LEAK",
     "PMHX: CAD S/P CABG, MI '91",
+    "PMHx: CAD -s/p CABG, MI '98, ESRD on HD",  # mixed case too: "MI" needs a place word before the city
     # no house numbers: insulin units, an ordinal written apart, two sentences
     "ENDO=BS COVER W 4U REG SQ @ 0200", "BASELINE 1 ST DEGREE AV BLOCK",
     "MOVES X 4 EXTREMITIES SPONTANEOUSLY. HEAD CT NEGATIVE",
