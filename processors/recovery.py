@@ -221,6 +221,10 @@ _WARD_CUE = re.compile(
     r"\b(?:transfer\w*|trans|tx|xfer\w*|admit\w*|adm|received|recieved|sent|arriv\w*|brought|moved?|dispo\w*|"
     r"plan)\b[^\n]{0,40}$", re.IGNORECASE)
 _WARD_CUE_AFTER = re.compile(r"[^\n]{0,24}\bbeds?\b", re.IGNORECASE)
+#: a kind of unit before its number of one or two digits ("WARD 3", "pod 4B"): no name of its own (an army
+#: post's "Unit 7194" has four digits)
+_UNIT_WORDS = frozenset({"ward", "pod", "bay", "floor", "fl", "unit"})
+_UNIT_NUMBER_AFTER = re.compile(r"[ \t]*\d{1,2}[A-Za-z]?\b(?![-/.:]?\d)")
 _NOT_WARD = frozenset("apt apartment suite ste unit floor fl room rm box route rte hwy highway interstate exit no "
                       "number building bldg lot gate pier".split())
 #: a DATE that is no day: an ordinal alone with a noun after it ("the 2ND DAY of admission", "on 2nd wake up", "THE
@@ -637,7 +641,8 @@ class MedicalRecovery:
         #: - from the model alone: a NAME or ORGANIZATION without a letter ("from WARD 3"), a lone letter with no
         #:   other detection next to it, a street type alone ("NSR to ST": no street name, no saint's name; "Glen"
         #:   and state codes stay), a state's code alone as a place or organisation ("since MN", "nurse from the VA"; one
-        #:   after "City," or before a ZIP, or after a word for a relative, stays)
+        #:   after "City," or before a ZIP, or after a word for a relative, stays), a kind of unit before its number
+        #:   ("from WARD 3", "to Ward3": no unit's name)
         use_shapeless: bool = True
         #: a misspelt common or clinical word found only by the model ("tommorow", "owund", "codiene"): one word
         #: of 5+ letters in lower case (capitals in an ALL-CAPS line), in no name list, unknown to English, within
@@ -921,6 +926,9 @@ class MedicalRecovery:
             return (len(groups) > 1 and max(groups) < _PHONE_MIN_DIGITS and bool(between)
                     and all(w.lower() in _NUMBER_JOINERS for w in between))
         bare = surface.strip(" \t.")
+        if (span.label in _JARGON_LABELS and bare.lower() in _UNIT_WORDS and _UNIT_NUMBER_AFTER.match(text, span.end)
+                and not name_context(text, span.start, span.end)):
+            return True  # a kind of unit and its number, no unit's name ("from [WARD] 3", "to [Ward]3")
         if span_sources(span) != {"ner"}:
             return False
         if span.label in (Label.LOCATION, Label.ORGANIZATION) and bare in _STATE_CODES:

@@ -347,6 +347,11 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("(Continued) on the next page", [("Continued", "PHONE", "ner")], ["Continued"]),
         ("Box 2210 DPO AE 30412", [("AE", "PHONE", "ner"), ("30412", "PHONE", "ner")], []),
         ("Came up from WARD 5 today.", [("5", "ORGANIZATION", "ner")], ["5"]),
+        ("Came up from WARD 5 today.", [("WARD", "LOCATION", "ner")], ["WARD"]),
+        ("Back to Ward3 when stable.", [("Ward", "LOCATION", "ner")], ["Ward"]),
+        ("Mail to Unit 7194 Box 5854", [("Unit", "LOCATION", "ner")], []),  # an army post's unit
+        ("Up from WARD 4 for a swan.", [("WARD", "LOCATION", "ner+dictionary")], ["WARD"]),
+        ("Seen by Dr. Ward 3 times", [("Ward", "NAME", "ner+dictionary")], []),  # a title: a person
         ("Nursing 7a-7p: slept well.", [("7", "NAME", "ner")], ["7"]),
         ("Came up from WARD 5 today.", [("5", "ORGANIZATION", "ner+dictionary")], []),
         # clock times with known words only, unless right beside a date (a date-time)
@@ -678,7 +683,7 @@ def test_when_message_name_has_words_beside_it_then_it_is_not_cut(recovery: Medi
         # a unit's name with its ward or floor number, in a line that moves the patient: the number is cut off
         ("PLAN: TRANSFER TO QUARTERMAIN 2 WHEN BED AVAILABLE.", "QUARTERMAIN 2", "QUARTERMAIN", ["2"]),
         ("pt transferred from quartermain 3 for swan placement", "quartermain 3", "quartermain", ["3"]),
-        ("Stable, transfer back to Ward3.", "Ward3", "Ward", ["3"]),
+        ("Stable, transfer back to Fenwick3.", "Fenwick3", "Fenwick", ["3"]),
         ("? to Lakeside 4 when a bed opens", "Lakeside 4", "Lakeside", ["4"]),
         # a house number, an apartment, a route, no movement cue, more than one word: the place stays whole
         ("Lives at Puruntie 82 with his wife.", "Puruntie 82", "Puruntie 82", []),
