@@ -220,9 +220,13 @@ _WARD = re.compile(r"([^\W\d_][\w'.-]*?)[ \t]*(\d{1,2}[A-Za-z]?)\.?")
 _WARD_CUE = re.compile(
     r"\b(?:transfer\w*|trans|tx|xfer\w*|admit\w*|adm|received|recieved|sent|arriv\w*|brought|moved?|dispo\w*|"
     r"plan)\b[^\n]{0,40}$", re.IGNORECASE)
+#: "to" / "from" right before the unit's name moves the patient too ("to quartermain 2 at 1000", "code called to
+#: Fenwick 6"); a house number has "at" or "on" ("lives at Puruntie 82")
+_WARD_MOVE_BEFORE = re.compile(r"\b(?:to|from)[ \t]+\Z", re.IGNORECASE)
 _WARD_CUE_AFTER = re.compile(r"[^\n]{0,24}\bbeds?\b", re.IGNORECASE)
 #: a kind of unit before its number of one or two digits ("WARD 3", "pod 4B"): no name of its own (an army
 #: post's "Unit 7194" has four digits)
+_NURSE_AFTER = re.compile(r"[ \t]+(?:RN|LPN|rn|lpn)\b")  # "Foley, RN" with a comma is a name
 _UNIT_WORDS = frozenset({"ward", "pod", "bay", "floor", "fl", "unit"})
 _UNIT_NUMBER_AFTER = re.compile(r"[ \t]*\d{1,2}[A-Za-z]?\b(?![-/.:]?\d)")
 _NOT_WARD = frozenset("apt apartment suite ste unit floor fl room rm box route rte hwy highway interstate exit no "
@@ -298,11 +302,13 @@ def span_sources(span: Span) -> frozenset[str]:
 
 
 def has_identifier_shape(span: Span, text: str) -> bool:
-    """True for spans that must never be un-tagged: email/URL/IP labels, SSNs, and any span whose text
-    holds a phone, email, URL, IP or SSN shape, or is a ZIP code."""
+    """True for spans that must never be un-tagged: email/URL/IP labels (not the model's "email" without an "@"),
+    SSNs, and any span whose text holds a phone, email, URL, IP or SSN shape, or is a ZIP code."""
+    surface = text[span.start:span.end].strip()
+    if span.label == Label.EMAIL and "@" not in surface and span_sources(span) <= _MODEL_SOURCES:
+        return False  # the model's "email" without an "@" ("DNR & [DNI]") has no email's shape
     if span.label in _NEVER_LABELS or span.subtype == Subtype.SSN:
         return True
-    surface = text[span.start:span.end].strip()
     if "@" not in surface and "www." not in surface and "://" not in surface and not _HAS_DIGIT.search(surface):
         return False  # every shape below needs one of these
     return _identifier_shaped(surface)
@@ -479,12 +485,14 @@ def _readable_date(surface: str) -> bool:
 
 def place_parts(start: int, end: int, text: str) -> tuple[int, int]:
     """``text[start:end]`` (a place or organisation) without a last word that is no part of a name
-    (``use_place_edges``): a preposition or "or", or a letter that starts "s/p", "w/". At least one word stays."""
+    (``use_place_edges``): a preposition or "or", a letter that starts "s/p", "w/", or a signed number ("-11"). At
+    least one word stays."""
     words = [(m.start(), m.end()) for m in _PLACE_EDGE_TOKEN.finditer(text, start, end)]
     while len(words) > 1:
         lo, hi = words[-1]
         w = text[lo:hi].lower().rstrip(".,;:")
-        if not (w in _PLACE_TRAILING or (len(w) == 1 and w.isalpha() and text[hi:hi + 1] == "/")):
+        if not (w in _PLACE_TRAILING or (len(w) == 1 and w.isalpha() and text[hi:hi + 1] == "/")
+                or _SIGNED_NUMBER.fullmatch(w)):  # "St. Mary's [-11]AM": no place name ends in a signed number
             break
         words.pop()
     return (start, words[-1][1]) if words else (start, end)
@@ -802,7 +810,7 @@ class MedicalRecovery:
         if m is None or unit in _NOT_WARD or unit in vocab.STREET_TYPE_WORDS:
             return span.start, span.end
         left = text[max(0, span.start - 64):span.start]
-        if not (_WARD_CUE.search(left) or _WARD_CUE_AFTER.match(text, span.end)):
+        if not (_WARD_CUE.search(left) or _WARD_MOVE_BEFORE.search(left) or _WARD_CUE_AFTER.match(text, span.end)):
             return span.start, span.end
         return m.start(1), m.end(1)
 
@@ -860,10 +868,15 @@ class MedicalRecovery:
             return False
         # two letters are as often a person's initials ("BM 73M") or a state's code ("Linville, NC") as an
         # abbreviation: the dictionary step keeps its name lists off them, this rule leaves such names and places
-        if not all(cw.is_curated(w) and not self._initials_or_state(w, span) for w in words) \
-                and not self._clinical_word(cw, span, words):
+        curated = all(cw.is_curated(w) and not self._initials_or_state(w, span) for w in words)
+        if not curated and not self._clinical_word(cw, span, words):
             return False
-        return not name_context(text, span.start, span.end)
+        if not name_context(text, span.start, span.end):
+            return True
+        # a nurse's credential after a curated word is a specialty, not a name ("Ostomy RN applied"), as the
+        # dictionary step reads it; a title before it still makes a name ("Dr. Swan")
+        return (curated and _NURSE_AFTER.match(text, span.end) is not None
+                and not name_context(text[:span.end], span.start, span.end))
 
     @staticmethod
     def _initials_or_state(word: str, span: Span) -> bool:
@@ -907,6 +920,14 @@ class MedicalRecovery:
             return all(len(w) > 1 and (vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF
                                        or (cw is not None and cw.is_clinical(w))
                                        or (w.isascii() and self._misspelt_word(w.lower()))) for w in words)
+        if span.label == Label.EMAIL:  # the model's "email" without an "@" (else no candidate) of known words:
+            # an abbreviation ("DNR & [DNI]"); other words are a label mistaken on an address ("[ΠΑΦΟΣ] PA")
+            cw = self.clinical_words
+            words = _LETTER_RUN.findall(surface)
+            return bool(words) and all(vocab.zipf(w.lower()) >= _KNOWN_WORD_ZIPF or (cw is not None and cw.is_clinical(w))
+                                       for w in words)
+        if span.label == Label.ID and span_sources(span) <= _MODEL_SOURCES and len(surface.strip(" \t.,;:#")) < 3:
+            return True  # no record number has fewer than three characters ("ms[04]": morphine)
         if span.label == Label.PHONE:  # no phone, pager or extension has fewer than three digits; a signed
             # number is a fluid balance ("LOS -905"), unless the sign is a separator ("202232-4455") or a country
             # code before more of the number ("+44 20 ...")

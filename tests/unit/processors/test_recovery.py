@@ -289,6 +289,8 @@ def test_when_a_number_repeats_the_patients_own_identifier_then_it_is_kept(recov
         ("title_keeps_lower", "seen by dr. brown today.", [("brown", "NAME", "ner")], []),
         ("dictionary_find_kept", "kub done.", [("kub", "NAME", "dictionary")], []),
         ("not_clinical", "amber at bedside.", [("amber", "NAME", "ner")], []),
+        ("nurse_specialty", "Stoma RN saw the site today.", [("Stoma", "NAME", "ner")], ["Stoma"]),
+        ("title_before_credential", "Seen by Dr. Swan RN today.", [("Swan", "NAME", "ner")], []),
         ("care_unit", "TSICUB NURSING NOTE 7P-7A", [("TSICUB", "NAME", "ner")], ["TSICUB"]),
         ("acronym_plural", "Tolerating POs and sips.", [("POs", "NAME", "dictionary")], ["POs"]),
         ("device_eponym", "Temp 35.1, Bair hugger on.", [("Bair", "NAME", "dictionary")], ["Bair"]),
@@ -390,6 +392,12 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("Intubated with # 8 ETT, 22 at the lip.", [("8", "PHONE", "ner")], ["8"]),
         ("LOS -905 at midnight, goal even.", [("-905", "PHONE", "ner")], ["-905"]),
         ("Wife (202232-4455) in to visit.", [("-4455", "PHONE", "ner")], []),  # a separator, not a sign
+        # an email without its "@", a record number of fewer than three characters (the model's alone)
+        ("Code status: DNR & DNI, comfort only.", [("DNI", "EMAIL", "ner")], ["DNI"]),
+        ("Gave ms04 2 mg for pain.", [("04", "ID", "ner")], ["04"]),
+        ("Write to kay@example.org", [("kay@example.org", "EMAIL", "ner")], []),
+        ("Office at 12 Odos Ermou Apt. 3 ΠΑΦΟΣ PA", [("ΠΑΦΟΣ PA", "EMAIL", "ner")], []),  # an address's words
+        ("Bed 04 assigned.", [("04", "ID", "regex")], []),
         ("Call +44 20 7946 0958 after six.", [("+44", "PHONE", "ner"), ("20 7946 0958", "PHONE", "ner")], []),
         # numbers joined by "and" / "to", none as long as a phone number: times, not a phone
         ("Boluses x2 at 0200 and 0415 overnight.", [("0200 and 0415", "PHONE", "ner")], ["0200 and 0415"]),
@@ -684,6 +692,8 @@ def test_when_message_name_has_words_beside_it_then_it_is_not_cut(recovery: Medi
         ("PLAN: TRANSFER TO QUARTERMAIN 2 WHEN BED AVAILABLE.", "QUARTERMAIN 2", "QUARTERMAIN", ["2"]),
         ("pt transferred from quartermain 3 for swan placement", "quartermain 3", "quartermain", ["3"]),
         ("Stable, transfer back to Fenwick3.", "Fenwick3", "Fenwick", ["3"]),
+        ("p: to fenwick 2 at 1000; diet as tol", "fenwick 2", "fenwick", ["2"]),  # "to" right before it
+        ("Code blue called to Lakeside 6 at 0400.", "Lakeside 6", "Lakeside", ["6"]),
         ("? to Lakeside 4 when a bed opens", "Lakeside 4", "Lakeside", ["4"]),
         # a house number, an apartment, a route, no movement cue, more than one word: the place stays whole
         ("Lives at Puruntie 82 with his wife.", "Puruntie 82", "Puruntie 82", []),
@@ -832,6 +842,7 @@ def test_when_use_drug_lists_off_then_names_beside_drugs_stay() -> None:
         ("discharged from Fairview Hospital for alcohol withdrawal", "Fairview Hospital for", "ORGANIZATION",
          "Fairview Hospital", ["for"]),
         ("came over from Mercy West s/p fall", "Mercy West s", "ORGANIZATION", "Mercy West", ["s"]),
+        ("will go back to St. Anne's -10AM", "St. Anne's -10", "ORGANIZATION", "St. Anne's", ["-10"]),
         # "of" and "and" stay (the model stopped inside a longer name), so does a one-word place
         ("She lives on the corner of Main St.", "corner of", "LOCATION", "corner of", []),
         ("The Jones, Smith and Davis firm", "Smith and", "ORGANIZATION", "Smith and", []),
