@@ -33,6 +33,8 @@ PROVIDER_CUES = frozenset(
 #: words before a name: personal titles, and role words that often (not always) precede one ("pt Smith",
 #: but also "pt weaned")
 PERSONAL_TITLES = ("dr", "drs", "mr", "mrs", "ms", "miss", "mx", "prof", "doctor")
+#: a nurse's credentials: a curated jargon word before one is a specialty ("Stoma RN", "Ostomy RN"), not a name
+NURSE_CREDENTIALS = frozenset({"rn", "lpn"})
 _ROLE_WORDS = ("sister", "nurse", "dear", "patient", "pt")
 
 

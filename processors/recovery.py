@@ -65,6 +65,7 @@ from dictionaries.medical import (
 from dictionaries.medical_syntax import attached_to_date, clinical_measures, measurement_value
 from dictionaries.text import (
     FAMILY_CUES,
+    NURSE_CREDENTIALS,
     PERSONAL_TITLES,
     PROVIDER_CUES,
     TITLES_DOCTOR,
@@ -224,9 +225,10 @@ _WARD_CUE = re.compile(
 #: Fenwick 6"); a house number has "at" or "on" ("lives at Puruntie 82")
 _WARD_MOVE_BEFORE = re.compile(r"\b(?:to|from)[ \t]+\Z", re.IGNORECASE)
 _WARD_CUE_AFTER = re.compile(r"[^\n]{0,24}\bbeds?\b", re.IGNORECASE)
+#: a nurse's credential right after a word, without a comma ("Ostomy RN"; "Foley, RN" is a name)
+_NURSE_AFTER = re.compile(r"[ \t]+(?:" + "|".join(sorted({*NURSE_CREDENTIALS, *map(str.upper, NURSE_CREDENTIALS)})) + r")\b")
 #: a kind of unit before its number of one or two digits ("WARD 3", "pod 4B"): no name of its own (an army
 #: post's "Unit 7194" has four digits)
-_NURSE_AFTER = re.compile(r"[ \t]+(?:RN|LPN|rn|lpn)\b")  # "Foley, RN" with a comma is a name
 _UNIT_WORDS = frozenset({"ward", "pod", "bay", "floor", "fl", "unit"})
 _UNIT_NUMBER_AFTER = re.compile(r"[ \t]*\d{1,2}[A-Za-z]?\b(?![-/.:]?\d)")
 _NOT_WARD = frozenset("apt apartment suite ste unit floor fl room rm box route rte hwy highway interstate exit no "
@@ -502,6 +504,12 @@ def _day_part(token: str) -> bool:
     return token.lower().strip(".,;:()").replace(".", "") in _DAY_PARTS
 
 
+def _without_blanks(text: str, lo: int, hi: int) -> tuple[int, int]:
+    """``text[lo:hi]`` without the blanks at its ends (an empty range when it is all blanks)."""
+    piece = text[lo:hi]
+    return lo + len(piece) - len(piece.lstrip()), hi - len(piece) + len(piece.rstrip())
+
+
 def phone_line(span: Span, text: str) -> tuple[int, int]:
     """A PHONE span that crosses a line break: only its line with a whole phone number's digits when the other
     lines hold at most two ("204-555-0162 \\n 2)"); the span itself otherwise."""
@@ -512,9 +520,7 @@ def phone_line(span: Span, text: str) -> tuple[int, int]:
     full = [x for x in lines if x[2] >= _PHONE_MIN_DIGITS]
     if len(full) != 1 or any(x[2] > 2 for x in lines if x is not full[0]):
         return span.start, span.end
-    lo, hi = span.start + full[0][0], span.start + full[0][1]
-    piece = text[lo:hi]
-    return lo + len(piece) - len(piece.lstrip()), hi - len(piece) + len(piece.rstrip())
+    return _without_blanks(text, span.start + full[0][0], span.start + full[0][1])
 
 
 def _shift_hours(token: str) -> bool:
@@ -556,14 +562,14 @@ def name_pieces(span: Span, text: str) -> list[tuple[int, int]]:
     ("Glover, Ruiz and Armstrong", "Rua and Paseo 46", "Thomas and Sons"). A conjunction at an edge is
     ``name_parts``' to cut."""
     words = [(m.start(), m.end(), m.group()) for m in _NAME_EDGE_TOKEN.finditer(text, span.start, span.end)]
-    out: list[tuple[int, int]] = []
-    lo = span.start
     surface = text[span.start:span.end]
     if ("," in surface or _HAS_DIGIT.search(surface) or (words and _relation_word(_edge_key(words[-1][2])))
             or _LIST_BEFORE.search(text, max(0, span.start - 4), span.start) or _NUMBER_AFTER.match(text, span.end)):
         # "Glover, Ruiz and Armstrong" (a firm), "Leon and Eyrarodda 66", "Rua and Paseo 46" (streets), "Thomas
         # and Sons"
         return [(span.start, span.end)]
+    out: list[tuple[int, int]] = []
+    lo = span.start
     for k, (_a, _b, w) in enumerate(words):
         if 0 < k < len(words) - 1 and w.lower() in _NAME_JOINERS:
             out.append((lo, words[k - 1][1]))
@@ -782,8 +788,7 @@ class MedicalRecovery:
             pieces = [span.model_copy(update={"start": a, "end": b}) for a, b in parts]
             ends = [span.start, *(x for a, b in parts for x in (a, b)), span.end]
             for lo, hi in zip(ends[::2], ends[1::2], strict=True):  # what was cut off, without blanks
-                gap = text[lo:hi]
-                lo, hi = lo + len(gap) - len(gap.lstrip()), hi - len(gap) + len(gap.rstrip())
+                lo, hi = _without_blanks(text, lo, hi)
                 if hi > lo:
                     cut.append(span.model_copy(update={"start": lo, "end": hi}))
             spans[i] = pieces[0]

@@ -33,7 +33,15 @@ from dictionaries import jargon, vocab
 from dictionaries.cache import cache_dir, write_atomic
 from dictionaries.calendar import MONTH_TOKENS
 from dictionaries.institution import InstitutionDictionary
-from dictionaries.text import FAMILY_CUES, PROVIDER_CUES, TITLES_DOCTOR, TITLES_OTHER, TOKEN, NoteText
+from dictionaries.text import (
+    FAMILY_CUES,
+    NURSE_CREDENTIALS,
+    PROVIDER_CUES,
+    TITLES_DOCTOR,
+    TITLES_OTHER,
+    TOKEN,
+    NoteText,
+)
 from schemas.labels import Label, Subtype
 from schemas.models import Span
 
@@ -74,7 +82,7 @@ _CLINICAL_TITLES = frozenset({"ms", "mr", "sr"})
 _FUNCTION_ZIPF = 5.0
 #: credentials of nurses: a word of the curated jargon list before one is a specialty ("Stoma RN", "Ostomy RN"), not
 #: a name (surnames that are clinical-text words stay: "Brown, RN", "White RN")
-_NURSE = frozenset({"rn", "lpn"})
+_NURSE = NURSE_CREDENTIALS
 #: a word this frequent in English after a lower-case clinical title is no surname ("ms given")
 _FREQUENT_ZIPF = 4.0
 # kinds of institution-list entries (bit flags)
