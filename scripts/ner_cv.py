@@ -1,6 +1,7 @@
 """Retrain the NER model on real notes, cross-validated by patient (issue 10): prepare here, train on a GPU, score here.
 
-    # 1. here: training files into .gpu/ (git-ignored; the PhysioNet notes never enter the repository)
+    # 1. here: training files into .gpu/ (git-ignored; the PhysioNet notes never enter the repository), and the
+    #    base the fold models start from: the stage-2 model (synthetic only) out of git, into .gpu/base
     .venv/bin/python scripts/ner_cv.py prepare [--synthetic 6000 --shift 3000 --negatives 0.35]
     # 2. on the GPU machine (torch + transformers there; pydantic etc. carried as wheels): one model per fold
     #    (trained on the other folds' patients + the synthetic mix) and one on all dev notes; each packed
@@ -9,6 +10,10 @@
     # 3. here: unpack (embeddings back from the base, checked by hash), run the detection pipeline on every
     #    held-out fold with its fold's model, pool the counts, compare with the shipped model on the same notes
     .venv/bin/python scripts/ner_cv.py score --packs DIR [-o scripts/results/ner_cv_physionet.json]
+
+The fold models must not start from the shipped model: it is stage 3, trained on every dev note, so a fold model
+built on it would have seen its held-out patients. ``train`` starts from ``.gpu/base`` (the stage-2 weights of git
+commit ``STAGE2_COMMIT``, trained on synthetic notes only) and refuses a base whose metadata lists real notes.
 
 Folds: ``processors.evaluation.folds.splits`` (5 folds by ``patient_group``, seed 0), the same split on the
 training side (``TrainConfig.fold``) and the scoring side; no patient's notes are both trained on and scored.
@@ -35,6 +40,10 @@ SHIPPED = REPO / "processors/ner/models/deid-minilm"
 DEV = REPO.parent / "shared/data/eval/physionet_deid_dev.jsonl"
 EMBED = "bert.embeddings.word_embeddings.weight"
 K = 5
+#: the last commit whose shipped model is stage 2 (synthetic notes only): the base of every fold model
+STAGE2_COMMIT = "2a04be3"
+BASE = WORK / "base"
+_MODEL_FILES = ("config.json", "deidstream_ner.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 
 
 def _records(examples: Any) -> list[dict[str, Any]]:
@@ -49,6 +58,28 @@ def _records(examples: Any) -> list[dict[str, Any]]:
                           "text": ex.text[s:e]})
         out.append({"id": ex.id, "text": ex.text, "spans": spans})
     return out
+
+
+def write_base(dest: Path = BASE, commit: str = STAGE2_COMMIT) -> Path:
+    """The stage-2 model folder out of git (``git show``), the base of the fold models."""
+    import subprocess
+
+    dest.mkdir(parents=True, exist_ok=True)
+    rel = SHIPPED.relative_to(REPO)
+    for name in _MODEL_FILES:
+        blob = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:{rel}/{name}"], check=True,
+                              capture_output=True).stdout
+        (dest / name).write_bytes(blob)
+    return dest
+
+
+def check_base(base: Path) -> None:
+    """Refuse a base model trained on real notes (the fold models would see their held-out patients)."""
+    meta = json.loads((base / "deidstream_ner.json").read_text(encoding="utf-8"))
+    data = [str(d.get("file", d)) if isinstance(d, dict) else str(d) for d in meta.get("data") or []]
+    if any("physionet" in d.lower() for d in data):
+        raise SystemExit(f"{base}: this model was trained on the PhysioNet notes; the fold models "
+                         f"need a base that never saw them (scripts/ner_cv.py prepare writes the stage-2 model to {BASE})")
 
 
 def prepare(args: argparse.Namespace) -> int:
@@ -73,7 +104,9 @@ def prepare(args: argparse.Namespace) -> int:
                       "subtype": None if s.subtype is None else str(s.subtype), "text": g.text[s.start:s.end]}
                      for s in g.spans]
             fh.write(json.dumps({"id": g.id, "text": g.text, "spans": spans, "patient_group": g.group}) + "\n")
-    print(f"wrote {WORK}/mix.jsonl ({len(examples)} notes) and physionet.jsonl ({len(gold)} notes)")
+    write_base()
+    print(f"wrote {WORK}/mix.jsonl ({len(examples)} notes), physionet.jsonl ({len(gold)} notes) and the stage-2 base "
+          f"model ({BASE}, from git {STAGE2_COMMIT})")
     return 0
 
 
@@ -102,6 +135,8 @@ def train_folds(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    base = Path(args.base)
+    check_base(base)
     mix = WORK / "mix.jsonl"
     if args.shift_max is not None or args.synthetic_max is not None:
         # a smaller mix: the first N synthetic (seed 1001) and/or ICU shift (seed 1003) notes
@@ -119,8 +154,8 @@ def train_folds(args: argparse.Namespace) -> int:
         model_dir = Path("/tmp/ner_cv") / f"{args.variant}fold{fold}"
         data = [mix] + [WORK / "physionet.jsonl"] * args.repeat
         cfg = TrainConfig(
-            data=data, out=model_dir, base_model=str(SHIPPED), max_steps=args.steps, lr=args.lr, batch_size=args.batch_size,
-            max_length=512, seed=13, subtypes=["NAME"], device="auto", fold=None if fold == "all" else f"{fold}/{K}",
+            data=data, out=model_dir, base_model=str(base), max_steps=args.steps, lr=args.lr, batch_size=args.batch_size,
+            max_length=512, seed=13, subtypes=["NAME"], device="auto", threads=args.threads, fold=None if fold == "all" else f"{fold}/{K}",
             command=(f"scripts/ner_cv.py train --steps {args.steps} --lr {args.lr} --repeat {args.repeat} --folds {fold}"
                      + (f" --shift-max {args.shift_max}" if args.shift_max is not None else "")
                      + (f" --synthetic-max {args.synthetic_max}" if args.synthetic_max is not None else "")),
@@ -256,6 +291,9 @@ def main() -> int:
     t.add_argument("--repeat", type=int, default=3)
     t.add_argument("--folds", default="0,1,2,3,4,all")
     t.add_argument("--variant", default="", help="prefix of the pack names")
+    t.add_argument("--base", default=str(BASE), help="the model the fold models start from (default: the stage-2 "
+                   "model that prepare writes; never the shipped one, which saw every dev note)")
+    t.add_argument("--threads", type=int, default=None, help="CPU threads for training (default: torch's)")
     t.add_argument("--shift-max", type=int, default=None, help="use only the first N ICU shift notes of the mix")
     t.add_argument("--synthetic-max", type=int, default=None, help="use only the first N other synthetic notes")
     o = sub.add_parser("score-one", help="one fold's model: its held-out dev notes and presidio_synth_v2")
