@@ -401,7 +401,7 @@ _PAIN_AFTER = re.compile(r"^\s*\)?\s*(?:[a-z]+\s+)?pain\b", re.IGNORECASE)
 #: "crackles 1/3-1/2 up"). Before a fluid or strength word it is one even after "on" ("remains on 1/4 NS",
 #: "3/4 strength", "1/4 st betadine"); before a unit or amount word ("1/2 gallon", "1/2 hr", "2/3 way up",
 #: "1/2 tab"), in a mixed number or a size ("1 1/2 hours", '1"x1/2"') or after a dextrose solution ("D5 1/2")
-#: when no date cue is before it
+#: when no date cue is before it; right after a dosing verb it is a part of a dose ("give 1/2 NPH", "held 1/2 dose")
 _FRACTION_ONE = r"(?:1/[2348]|2/3|3/4|[357]/8)"
 _FRACTION = re.compile(rf"{_FRACTION_ONE}(?:\s*-\s*{_FRACTION_ONE})?")
 _FRACTION_FLUID_AFTER = re.compile(r"^\s*(?:ns|nss|normal saline|strength|str|st)(?![a-z])", re.IGNORECASE)
@@ -410,18 +410,21 @@ _FRACTION_AFTER = re.compile(
     r"cups?|glass(?:es)?|liters?|litres?|oz|tsp|tbsp|hours?|hrs?|minutes?|mins?|inch(?:es)?|cm|mm)(?![a-z]))",
     re.IGNORECASE,
 )
-_FRACTION_BEFORE = re.compile(r"(?:(?<![\d.])\d+\s+|\d\s*[\"']?\s*x\s*|\bd(?:5|10|50)w?\s*)$", re.IGNORECASE)
+_FRACTION_BEFORE = re.compile(r"(?:(?<![\d.])\d+\s+|\d\s*[\"']?\s*x\s*|\bd(?:5|10|50)w?\s*|"
+                              r"\b(?:give|gives|gave|given|giving|take|takes|took|taking|hold|held|half)\s+)$",
+                              re.IGNORECASE)
 #: a pressure-support / PEEP (or flow-by) pair: small numbers on both sides of the slash
 _VENT_PAIR = re.compile(r"(?P<a>\d{1,2})/(?P<b>\d{1,2})")
 #: weaning or ventilation words right before a pair, or with at most two linking words ("weaning trial 5/5",
 #: "wean down to 10/5", "flowby 6/3", "MASK VENTILATION 5/5"): a setting even after "on" (but "weaned,
 #: extubated on 5/5" is a date); FiO2 or a mode right after it
-#: ("remained on 5/5, 40%", "5/5 IPS/CPAP")
+#: ("remained on 5/5, 40%", "5/5 IPS/CPAP"), or a minute or tidal volume with its value ("on 5/5 with Ve 8.0")
 _VENT_BEFORE = re.compile(
     r"\b(?:trial(?:ed|ing)?|wean(?:ed|ing|s)?|vent|ventilat\w*|cpap|bipap|psv?|ips|peep|fio2|fi02|mask|s?imv|"
     r"flow-?by|cmv|prvc|pressure\s+support)\b"
     r"(?:\W+(?:on|to|down|back|of|at|trial|settings?|now|remains|remained|is|was)){0,2}\W*$", re.IGNORECASE)
-_VENT_AFTER = re.compile(r"^\W{0,4}(?:\d{2,3}\s*%|ips\b|cpap\b|psv?\b|peep\b|fio2\b)", re.IGNORECASE)
+_VENT_AFTER = re.compile(r"^\W{0,4}(?:(?:with|and)\s+)?(?:\d{2,3}\s*%|ips\b|cpap\b|psv?\b|peep\b|fio2\b|"
+                         r"(?:ve|mv|tv|vt|rsbi)\b\W{0,3}\d)", re.IGNORECASE)
 #: how far before a value (same line) a label still names it: "LAST ABG ON 50% RATE 16 141/38/7.40"
 MEASURE_REACH = 40
 

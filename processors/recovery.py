@@ -72,6 +72,7 @@ from dictionaries.text import (
     TITLES_OTHER,
     is_all_caps,
     line_around,
+    line_bounds,
     name_context,
 )
 from processors.pipeline import BuildContext, Note, register
@@ -157,9 +158,16 @@ _PHONE_MIN_DIGITS = 7
 _NUMBER_JOINERS = frozenset({"and", "or", "to", "then"})
 #: a past tense written with an apostrophe right after a word ("dec'd", "d/c'd"): a verb
 _VERB_ENDING = re.compile(r"['\u2019](?:d|ed)\b", re.IGNORECASE)
-#: a heading's colon right after a span; a surname-list word this frequent in English is a heading word ("Date",
-#: "Service", "Plan")
-_HEADING_COLON = re.compile(r"[ \t]*:")
+#: the items of a telegraphic list next to a span: a word before it and a comma, period or semicolon, or one of
+#: those and a word after it ("MAE. [PEARL].", "[pearl], mae"); a curated word misspelt in such a list is no name
+_ITEM_BEFORE = re.compile(r"\b([A-Za-z][A-Za-z&/]*)[ \t]*[.,;][ \t]*\Z")
+_ITEM_AFTER = re.compile(r"[ \t]*[.,;][ \t]*([A-Za-z][A-Za-z&/]*)\b")
+#: a curated word this long or longer can be misspelt into a name-list word ("perrl" -> "pearl")
+_LIST_MISSPELT_MIN_LEN = 4
+#: what ends a line's heading right after a span: a colon, or a dash before the text ("GU- foley", "CV-stable",
+#: the system-by-system headings of nursing notes); a surname-list word this frequent in English is a heading word
+#: ("Date", "Service", "Plan")
+_HEADING_COLON = re.compile(r"[ \t]*(?::|-{1,2}(?=[ \t]*[A-Za-z(]))")
 _HEADING_WORD_ZIPF = 5.0
 #: two capital letters of a US state (``vocab.us_states``)
 _STATE_CODES = frozenset(code for _name, code in vocab.us_states())
@@ -236,14 +244,26 @@ _NOT_WARD = frozenset("apt apartment suite ste unit floor fl room rm box route r
 #: a DATE that is no day: an ordinal alone with a noun after it ("the 2ND DAY of admission", "on 2nd wake up", "THE
 #: 2ND THEN FELL OUT"; "on the 22nd." and "the 3rd of May" stay), and "may" as a verb ("THIS MAY BE", "pt may need")
 _ORDINAL = re.compile(r"(?i:the\s+)?\d{1,2}(?i:st|nd|rd|th)")
+#: a number glued to letters, as a unit is ("2ln/p": 2 l nasal prongs, "4L", "500cc"): a date or time glues only an
+#: ordinal's ending, a clock's a / p / am / pm / h / hr, "noon", a decade's "s" or a month to its number
+_GLUED_LETTERS = re.compile(r"\d+([A-Za-z]+)(?:/[A-Za-z]{1,3})?")
+_DATE_SUFFIXES = frozenset("st nd rd th a p am pm h hr hrs noon s".split())
+#: month abbreviations that are also chart abbreviations: "dec" decreased, "mar" the medication administration
+#: record, "aug" augmentation (of a balloon pump), "feb" febrile. Alone, with no number near them on the line and no
+#: date word before them ("with dec BS", "DEC U/O", "per MAR"), they are no month; "since dec", "dec 12" stay
+_CHART_MONTHS = frozenset({"dec", "mar", "aug", "feb"})
+_MONTH_CUE_BEFORE = re.compile(
+    r"\b(?:in|on|since|until|till|by|from|of|early|late|mid|last|next|this|through|thru|to|before|after)"
+    r"[ \t]*[.,]?[ \t]*\Z", re.IGNORECASE)
+_NUMBER_NEAR = 4
 _ORDINAL_NOUN_AFTER = re.compile(r"[ \t]+(?!(?i:of|at|on|in|and|or|to|through|thru|until|till|by|from)\b)([A-Za-z]{2,})\b")
 _MAY_VERB_AFTER = re.compile(
     r"[ \t]+(?:not[ \t]+)?(?i:be|have|need|go|get|also|require|want|try|take|come|benefit|help|start|continue|cause|"
     r"return|develop|receive|do|make|see|feel|use|leave|stay|remain|move|change|improve|transfer|call|consider)\b")
 #: date edges (``use_date_edges``): a part of the day written as a word is no date element ("8/27 [pm]", "[eve]
 #: 8/26", "9/20 [AM]"); a clock time is ("3/14 3:30 PM" stays whole), and so is a weekday (a policy of its own)
-_DAY_PARTS = frozenset("am pm eve evening evenings morning mornings night nights noon midnight mn afternoon tonight "
-                       "nite overnight noc".split())
+_DAY_PARTS = frozenset("am pm eve eves evening evenings morning mornings night nights noon midnight mn afternoon "
+                       "afternoons tonight nite nites overnight noc nocs".split())
 _DATE_EDGE_TOKEN = re.compile(r"\S+")
 #: two clock times joined by a dash ("07-1600", "7p-7a"): one of them with a/p or of 3-4 digits (not "5-7")
 _HOUR_RANGE = re.compile(r"(\d{1,4})([ap]m?)?-(\d{1,4})([ap]m?)?", re.IGNORECASE)
@@ -717,10 +737,15 @@ class MedicalRecovery:
         #: "Procan/NAPA levels"); never after a title or with other name evidence (``name_context``)
         use_drug_lists: bool = True
         #: a name / place / organisation that is a line's heading: alone at the start of its line before a colon
-        #: ("Service: Neurology", "GU: Foley", "Reveiw of System:"), every word a clinical word, a very frequent
+        #: or a dash ("Service: Neurology", "GU: Foley", "GU- foley", "Reveiw of System:"), every word a clinical word, a very frequent
         #: English word, or a frequent English word or a misspelling of one in no surname list, and none a first
         #: name ("Alice: Who are you?", "Smith:" in a dialogue stay)
         use_headings: bool = True
+        #: a one-word name / place / organisation that is one edit from a curated word of 4+ letters (two swapped
+        #: letters are one), as an item of a telegraphic list whose item right before or after it is a curated word:
+        #: the abbreviation misspelt into a name-list word ("MAE. PEARL." and "pearl, mae" for PERRL, "PERLA" for
+        #: PERRLA); never after a title or with other name evidence
+        use_jargon_lists: bool = True
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
@@ -729,6 +754,7 @@ class MedicalRecovery:
         self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
         self.clinical_words: ClinicalWords | None = clinical_words(ctx.cache_dir) if config.use_jargon else None
         self._known: tuple[str, ...] | None = None  # built on the first possible misspelling
+        self._curated_long: tuple[str, ...] | None = None  # curated words a list item can be a misspelling of
 
     def dictionary_versions(self) -> dict[str, str]:
         out = {"medical": self.vocab.version}
@@ -827,7 +853,7 @@ class MedicalRecovery:
                 or self._is_common_lower(span, text) or self._is_weak_lower(span, text, spans)
                 or self._is_generic_institution(span, text) or self._is_relation(span, text)
                 or self._is_number_piece(span, text, spans) or self._is_listed_drug(span, text, matches)
-                or self._is_heading(span, text)
+                or self._is_heading(span, text) or self._is_misspelt_list_item(span, text)
                 or self._is_medical(span, text, matches, syntax))
 
     @staticmethod
@@ -911,12 +937,21 @@ class MedicalRecovery:
             elif _HAS_DIGIT.search(surface):
                 if _COUNT_OF.fullmatch(bare):  # "day 7 of 14" of a course
                     return span_sources(span) <= _MODEL_SOURCES
+                glued = _GLUED_LETTERS.fullmatch(bare)
+                if glued is not None and span_sources(span) <= _MODEL_SOURCES:  # "on [2ln]/p": a quantity and its unit
+                    suffix = glued.group(1).lower()
+                    return suffix not in _DATE_SUFFIXES and suffix not in CALENDAR_TOKENS
                 run = _number_run(text, span.start, span.end)[2]  # the model's "/84" of "8/84" is read whole
                 return (span_sources(span) <= _MODEL_SOURCES and not _readable_date(run) and not _identifier_shaped(run)
                         and not any(o.overlaps(span) for o in self._neighbours(span, spans)))
             words = _LETTER_RUN.findall(surface)
             if len(words) == 1 and _VERB_ENDING.match(text, span.end):
                 return True  # a verb: "dec'd" is decreased, not December
+            if len(words) == 1 and bare.rstrip(".").lower() in _CHART_MONTHS and (bare.islower() or bare.isupper()):
+                lo, hi = line_bounds(text, span.start, span.end)
+                near = text[max(lo, span.start - _NUMBER_NEAR):min(hi, span.end + _NUMBER_NEAR)]
+                return (span_sources(span) <= _MODEL_SOURCES and not _HAS_DIGIT.search(near)
+                        and _MONTH_CUE_BEFORE.search(text, lo, span.start) is None)
             if any(w.lower() in CALENDAR_TOKENS for w in words):
                 return False
             if not words:
@@ -966,6 +1001,8 @@ class MedicalRecovery:
             return not (before.rstrip().endswith(",") or relative or _DIGIT_AFTER.match(text, span.end))
         if span.label in (Label.NAME, Label.ORGANIZATION) and not _LETTER_RUN.search(surface):
             return True  # a person or an organisation has a name ("from WARD [3]")
+        if span.label == Label.NAME and all(w.lower() in _NAME_TITLES for w in _LETTER_RUN.findall(surface) or ["-"]):
+            return True  # titles alone name nobody ("MET C [DRS]", "called the [Dr]")
         if (span.label in _JARGON_LABELS and bare.lower() in vocab.STREET_TYPE_WORDS
                 and not (len(bare) > 2 and vocab.is_first_name(bare)) and not vocab.is_place_name(bare)):
             return True  # a street type or "St" alone ("NSR to ST", "converted to st"): no street, saint or place
@@ -1124,6 +1161,25 @@ class MedicalRecovery:
                                                 or (w.isascii() and self._misspelt_word(w)))
 
         return bool(words) and all(map(heading_word, words))
+
+    def _is_misspelt_list_item(self, span: Span, text: str) -> bool:
+        """``use_jargon_lists``: a curated word misspelt into a name-list word as an item of a list of curated words
+        (see the option)."""
+        cw = self.clinical_words
+        if not self.config.use_jargon_lists or cw is None or span.label not in _JARGON_LABELS:
+            return False
+        word = text[span.start:span.end].strip(" .,;:")
+        if len(word) < _LIST_MISSPELT_MIN_LEN or not word.isalpha() or name_context(text, span.start, span.end):
+            return False
+        items = (_ITEM_BEFORE.search(text, max(0, span.start - 24), span.start), _ITEM_AFTER.match(text, span.end))
+        if not any(m is not None and cw.is_curated(m.group(1)) for m in items):
+            return False
+        if self._curated_long is None:
+            self._curated_long = tuple(sorted(w for w in cw.jargon if len(w) >= _LIST_MISSPELT_MIN_LEN and w.isalpha()))
+        from rapidfuzz import distance, process
+
+        return process.extractOne(word.lower(), self._curated_long, scorer=distance.DamerauLevenshtein.distance,
+                                  score_cutoff=1) is not None
 
     def _is_relation(self, span: Span, text: str) -> bool:
         if not self.config.use_relation_words or span.label != Label.NAME:

@@ -49,6 +49,10 @@ CLINICAL_CASES = [
     ("POs", "jargon"),  # the plural of a listed abbreviation
     ("bair", "jargon"),  # a device eponym (Bair Hugger); "quinton" stays out: a first name
     ("quinton", None),
+    ("FEM", "jargon"),  # a line site; "rad" (radial) is no curated word (a first name), only a unit
+    ("rad", "medical"),
+    ("DELINE", "jargon"),  # removing the invasive lines, though a rare surname
+    ("ivfs", "jargon"),
     ("TSICUB", "care-unit"),  # an intensive care unit with its letter
     ("pmicu", "care-unit"),
     ("mccue", None),  # a vowel after "ccu": a surname

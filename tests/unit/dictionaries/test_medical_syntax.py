@@ -192,6 +192,12 @@ def _measure(text: str, surface: str, occurrence: int = 0) -> bool:
         ("Pt remained on 5/5, 40% all shift", "5/5"),
         ("EXTUBATED FROM 5/5 IPS/CPAP ONTO 4L NC", "5/5"),
         ("ON MASK VENTILATION 8/5 THIS AM", "8/5"),
+        # a pair before a minute or tidal volume with its value
+        ("left on 10/5 with VE 9.2 and RR 18", "10/5"),
+        ("resting on 8/5 and TV 450s", "8/5"),
+        # a fraction right after a dosing verb: a part of a dose
+        ("Glucose 62: give 1/2 Lantus tonight", "1/2"),
+        ("HELD 1/2 DOSE OF LASIX FOR SBP 85", "1/2"),
     ],
 )
 def test_when_number_is_in_measurement_context_then_it_is_a_measurement(text: str, surface: str) -> None:
@@ -235,6 +241,8 @@ def test_when_number_is_in_measurement_context_then_it_is_a_measurement(text: st
         ("Extubated on 1/2 hours after the trial", "1/2"),         # a date cue before a unit word
         ("Seen 3/4 in the clinic", "3/4"),                         # "in" is no unit here
         ("Seen on 3/4, strength improving", "3/4"),                # a date cue, and no fluid right after
+        ("Last dose given on 1/2 per pharmacy", "1/2"),            # a date cue between the verb and the pair
+
     ],
 )
 def test_when_number_is_an_identifier_then_it_is_no_measurement(text: str, surface: str) -> None:

@@ -27,6 +27,15 @@ def test_when_line_has_letters_and_no_lower_case_then_it_is_all_caps() -> None:
     assert not is_all_caps("120/80 88%")
 
 
+
+def test_when_only_words_of_fixed_case_have_lower_case_letters_then_the_line_is_still_all_caps() -> None:
+    # measures spelt with a digit or a lower-case prefix keep their case in ALL-CAPS notes
+    assert is_all_caps("ON FIO2 .50 AND PEEP 10. Pao2 LOW. DR OKAFOR AWARE")
+    assert is_all_caps("K 3.1, GIVEN 40 mEq KCL. pH 7.31")
+    assert not is_all_caps("pH 7.31 and K 3.1")  # other lower-case words: mixed case
+    assert not is_all_caps("pH 7.31")  # nothing else: no capitals to read
+
+
 @pytest.mark.parametrize(
     ("text", "surface", "expected"),
     [

@@ -403,6 +403,25 @@ def test_when_date_span_is_a_time_of_day_then_dropped_unless_attached_to_a_date(
         ("Boluses x2 at 0200 and 0415 overnight.", [("0200 and 0415", "PHONE", "ner")], ["0200 and 0415"]),
         ("Address: 12 Varga ut 4 Suite 9", [("12 Varga ut 4", "PHONE", "ner")], []),  # other words: an address
         ("Call 617-555-0134 or 0199.", [("617-555-0134 or 0199", "PHONE", "ner")], []),
+        # a number glued to letters that no date or time has: a quantity and its unit
+        ("Weaned to 3ln/c overnight, sats fine.", [("3ln", "DATE", "ner")], ["3ln"]),
+        ("Given 4amp of bicarb.", [("4amp", "DATE", "ner")], ["4amp"]),
+        ("Seen on the 3rd, again 12noon and at 5p.", [("3rd", "DATE", "ner"), ("12noon", "DATE", "ner"),
+                                                    ("5p", "DATE", "ner")], []),
+        ("Born 3Mar, seen 1990s.", [("3Mar", "DATE", "ner"), ("1990s", "DATE", "ner")], []),
+        ("Weaned to 3ln/c overnight.", [("3ln", "DATE", "ner+regex")], []),  # not the model's alone
+        # a chart month ("dec": decreased, "MAR": the administration record) alone, no number or date word near
+        ("Lungs with dec breath sounds at bases.", [("dec", "DATE", "ner")], ["dec"]),
+        ("ALL DOSES CHARTED PER MAR. NO PRN NEEDED.", [("MAR", "DATE", "ner")], ["MAR"]),
+        ("ALL DOSES CHARTED ON MAR 3.", [("MAR", "DATE", "ner")], []),
+        ("Last colonoscopy in dec, normal.", [("dec", "DATE", "ner")], []),
+        ("Stent placed dec 12 at the OSH.", [("dec", "DATE", "ner")], []),
+        ("Stent placed 12-Aug here.", [("Aug", "DATE", "ner")], []),
+        ("Plan was set in Dec, unchanged.", [("Dec", "DATE", "ner")], []),
+        # titles alone name nobody
+        ("FAMILY MET WITH DRS TODAY, UPDATED.", [("DRS", "NAME", "ner")], ["DRS"]),
+        ("Paged the Dr. on call.", [("Dr.", "NAME", "ner")], ["Dr."]),
+        ("Paged Dr. Okafor.", [("Okafor", "NAME", "ner")], []),
     ],
 )
 def test_when_span_has_no_identifier_shape_then_dropped(
@@ -508,8 +527,8 @@ def scored_note(text: str, specs: list[tuple[str, str, str, float]]) -> Note:
         ("plan: try to wean off vent tonight", [("vent", "LOCATION", "ner", 0.3)], ["vent"]),
         ("all lines out from the fem site", [("fem", "ORGANIZATION", "ner", 0.1)], ["fem"]),
         # scored higher, in Title case, or found by another detector too: kept
-        ("neuro: alert, mae, pearl, follows commands", [("pearl", "NAME", "ner", 0.9)], []),
-        ("Neuro: alert, MAE, Pearl, follows commands", [("Pearl", "NAME", "ner", 0.3)], []),
+        ("neuro: alert and calm, pearl follows commands", [("pearl", "NAME", "ner", 0.9)], []),
+        ("Neuro: alert and calm, Pearl follows commands", [("Pearl", "NAME", "ner", 0.3)], []),
         ("spoke with wolfe about the plan", [("wolfe", "NAME", "ner", 0.3), ("wolfe", "NAME", "dictionary", 0.6)],
          []),
         # a person's evidence: a title, an initial, a family or provider word, a credential, an age and sex, the
@@ -536,10 +555,14 @@ def test_when_weak_lower_case_detection_has_no_evidence_then_dropped(
     assert sorted(surfaces(note, note.dropped)) == sorted(dropped)
 
 
-def test_when_weak_lower_score_is_zero_then_weak_detections_stay() -> None:
+def test_when_weak_lower_score_is_zero_then_weak_detections_stay(recovery: MedicalRecovery) -> None:
     proc = build_processor("recovery", {"weak_lower_score": 0}, BuildContext(cache_dir=vocab.cache_dir()))
-    note = proc.process_batch([scored_note("all lines out from the fem site", [("fem", "ORGANIZATION", "ner", 0.1)])])[0]
+    note = proc.process_batch([scored_note("all lines out from the bayview site",
+                                           [("bayview", "ORGANIZATION", "ner", 0.1)])])[0]
     assert not note.dropped
+    on = recovery.process_batch([scored_note("all lines out from the bayview site",
+                                                       [("bayview", "ORGANIZATION", "ner", 0.1)])])[0]
+    assert surfaces(on, on.dropped) == ["bayview"]  # the same span goes when the threshold is on
 
 
 @pytest.mark.parametrize(
@@ -727,6 +750,7 @@ def test_when_use_ward_numbers_off_then_the_number_stays() -> None:
         ("TRANSFUSED 2U 6/18 AM FOR HCT 24.", "6/18 AM", "6/18", ["AM"]),
         ("Dialysis due Monday a.m. per renal.", "Monday a.m.", "Monday", ["a.m."]),
         ("TRANSFERRED FOR CHF 3/22 \n \nHX: HTN, DM", "3/22 \n \nHX", "3/22", ["HX"]),
+        ("Dialysis runs 6/9 eves via the permacath.", "6/9 eves", "6/9", ["eves"]),
         # a shift's hours after the date: a range, no moment
         ("Nursing addendum 4/2/19 07-1930, see flowsheet", "4/2/19 07-1930", "4/2/19", ["07-1930"]),
         ("NPN 11/3 7p-7a: slept well", "11/3 7p-7a", "11/3", ["7p-7a"]),
@@ -872,6 +896,11 @@ def test_when_use_place_edges_off_then_places_keep_their_last_word() -> None:
         ("\n  Reveiw of Sytems:\n  Neuro: intact", [("Reveiw of Sytems", "ORGANIZATION", "dictionary")],
          ["Reveiw of Sytems"]),
         ("Resp: on 2L.\nGU: foley draining well", [("GU", "NAME", "ner")], ["GU"]),
+        # a dash ends a system-by-system heading too; a hyphenated name or a number after the dash is no heading
+        ("Neuro- alert.\nGU- foley to gravity", [("GU", "NAME", "ner")], ["GU"]),
+        ("Resp- clear.\nGU-foley draining", [("GU", "NAME", "ner")], ["GU"]),
+        ("Mary-Ellen Okafor called back", [("Mary", "NAME", "dictionary")], []),
+        ("Okafor - 617-555-0134 (daughter)", [("Okafor", "NAME", "ner")], []),
         # a first name or a surname before the colon is a speaker or a signature; not a heading when something
         # comes before it on the line or no colon follows
         ("Grace: Are you awake?\nNurse: Yes.", [("Grace", "NAME", "dictionary+ner")], []),
@@ -885,6 +914,31 @@ def test_when_span_is_a_line_heading_then_dropped(
     recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
 ) -> None:
     assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        # a curated abbreviation misspelt into a name-list word, as an item of a list of curated words
+        ("Neuro: opens eyes. MAE. PEARL. Follows commands.", [("PEARL", "NAME", "ner")], ["PEARL"]),
+        ("neuro: pearl, mae, nods to questions", [("pearl", "NAME", "ner")], ["pearl"]),
+        ("NEURO: ALERT. MAE, PERLA, SPEECH CLEAR", [("PERLA", "NAME", "dictionary+ner")], ["PERLA"]),
+        # no curated item beside it, a title before it, or no curated word one edit away: a name
+        ("Daughter Pearl, at bedside, updated.", [("Pearl", "NAME", "ner")], []),
+        ("MAE. Dr. Pearl, aware of labs.", [("Pearl", "NAME", "ner")], []),
+        ("MAE. Ruth, his wife, visited.", [("Ruth", "NAME", "ner")], []),
+    ],
+)
+def test_when_misspelt_abbreviation_is_an_item_of_a_list_of_abbreviations_then_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == sorted(dropped)
+
+
+def test_when_use_jargon_lists_off_then_misspelt_list_items_stay() -> None:
+    proc = build_processor("recovery", {"use_jargon_lists": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = proc.process_batch([make_note("MAE. PEARL.", [("PEARL", "NAME", "ner")])])[0]
+    assert not note.dropped
 
 
 def test_when_use_headings_off_then_headings_stay() -> None:
