@@ -54,6 +54,8 @@ _CREDENTIAL_AFTER = re.compile(
 #: a run of letters and digits; one with a digit, or a lower-case letter before a capital, has its case fixed
 _CASE_WORD = re.compile(r"[^\W_]+")
 _FIXED_CASE = re.compile(r"\d|^[a-z]+[A-Z]")
+#: a word of letters only, with a lower-case letter, whose case its spelling does not fix: the line is mixed case
+_FREE_LOWER = re.compile(r"(?<![^\W_])(?![a-z]+[A-Z])[^\W\d_]*[a-z][^\W\d_]*(?![^\W_])")
 
 
 def line_bounds(text: str, start: int, end: int | None = None) -> tuple[int, int]:
@@ -72,8 +74,9 @@ def is_all_caps(line: str) -> bool:
     """``line`` has letters and none in lower case (ALL-CAPS nursing style: case is no evidence there). Words whose
     case is fixed by their own spelling do not count: those with a digit ("Pao2", "SpO2") and units or measures
     that start in lower case before a capital ("pH", "mEq", "pCO2")."""
-    words = [w for w in _CASE_WORD.findall(line) if not _FIXED_CASE.search(w)]
-    return any(c.isalpha() for w in words for c in w) and not any(c.islower() for w in words for c in w)
+    if _FREE_LOWER.search(line):
+        return False
+    return any(c.isupper() for w in _CASE_WORD.findall(line) if not _FIXED_CASE.search(w) for c in w)
 
 
 def name_context(text: str, start: int, end: int, *, personal_titles_only: bool = False) -> bool:

@@ -135,6 +135,7 @@ _COMMON_SURNAME_ZIPF = 4.0
 #: a misspelt word: at most this many edits from a known word (by the word's length), and that long at least
 _MISSPELT_MIN_LEN = 5
 _MISSPELT_EDITS_LONG = 7  # from this length two edits, below it one
+_NEAR_KNOWN_CACHE = 50_000  # words whose misspelling test is remembered per recovery step
 #: how many of the most frequent English words (wordfreq) a misspelling is compared with, besides clinical words
 _MISSPELT_ENGLISH = 40_000
 #: evidence of a person or a place beside an unknown word: an initial before it ("B. KARGAS"; not the "s" of a
@@ -165,8 +166,8 @@ _ITEM_AFTER = re.compile(r"[ \t]*[.,;][ \t]*([A-Za-z][A-Za-z&/]*)\b")
 #: a curated word this long or longer can be misspelt into a name-list word ("perrl" -> "pearl")
 _LIST_MISSPELT_MIN_LEN = 4
 #: what ends a line's heading right after a span: a colon, or a dash before the text ("GU- foley", "CV-stable",
-#: the system-by-system headings of nursing notes); a surname-list word this frequent in English is a heading word
-#: ("Date", "Service", "Plan")
+#: the system-by-system headings of nursing notes; a misspelt word makes a heading only before a colon); a
+#: surname-list word this frequent in English is a heading word ("Date", "Service", "Plan")
 _HEADING_COLON = re.compile(r"[ \t]*(?::|-{1,2}(?=[ \t]*[A-Za-z(]))")
 _HEADING_WORD_ZIPF = 5.0
 #: two capital letters of a US state (``vocab.us_states``)
@@ -755,6 +756,7 @@ class MedicalRecovery:
         self.clinical_words: ClinicalWords | None = clinical_words(ctx.cache_dir) if config.use_jargon else None
         self._known: tuple[str, ...] | None = None  # built on the first possible misspelling
         self._curated_long: tuple[str, ...] | None = None  # curated words a list item can be a misspelling of
+        self._near_known: dict[str, bool] = {}  # words already compared with the known words (each costs ms)
 
     def dictionary_versions(self) -> dict[str, str]:
         out = {"medical": self.vocab.version}
@@ -1139,16 +1141,24 @@ class MedicalRecovery:
         if (not self.config.use_misspellings or cw is None or len(word) < _MISSPELT_MIN_LEN
                 or vocab.zipf(word) >= _KNOWN_WORD_ZIPF or vocab.is_name_word(word)):
             return False
-        if self._known is None:
-            self._known = known_words(cw)
-        return near_known_word(word, self._known)
+        found = self._near_known.get(word)
+        if found is None:
+            if self._known is None:
+                self._known = known_words(cw)
+            found = self._near_known[word] = near_known_word(word, self._known)
+            if len(self._near_known) > _NEAR_KNOWN_CACHE:  # a worker runs for days: keep the memo bounded
+                self._near_known.pop(next(iter(self._near_known)))
+        return found
 
     def _is_heading(self, span: Span, text: str) -> bool:
         """``use_headings``: the span is its line's heading and made of heading words (see the option)."""
         if (not self.config.use_headings or span.label not in _JARGON_LABELS
-                or text[text.rfind("\n", 0, span.start) + 1:span.start].strip(" \t")
-                or _HEADING_COLON.match(text, span.end) is None):
+                or text[text.rfind("\n", 0, span.start) + 1:span.start].strip(" \t")):
             return False
+        mark = _HEADING_COLON.match(text, span.end)
+        if mark is None:
+            return False
+        colon = ":" in mark.group()  # a misspelt heading word only before a colon ("Reveiw of System:")
         cw = self.clinical_words
         words = [w.lower() for w in _LETTER_RUN.findall(text, span.start, span.end)]
 
@@ -1158,7 +1168,7 @@ class MedicalRecovery:
             if (cw is not None and cw.is_clinical(w)) or vocab.zipf(w) >= _HEADING_WORD_ZIPF:
                 return True
             return not vocab.is_surname(w) and (vocab.zipf(w) >= _KNOWN_WORD_ZIPF
-                                                or (w.isascii() and self._misspelt_word(w)))
+                                                or (colon and w.isascii() and self._misspelt_word(w)))
 
         return bool(words) and all(map(heading_word, words))
 

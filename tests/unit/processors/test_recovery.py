@@ -901,6 +901,8 @@ def test_when_use_place_edges_off_then_places_keep_their_last_word() -> None:
         ("Resp- clear.\nGU-foley draining", [("GU", "NAME", "ner")], ["GU"]),
         ("Mary-Ellen Okafor called back", [("Mary", "NAME", "dictionary")], []),
         ("Okafor - 617-555-0134 (daughter)", [("Okafor", "NAME", "ner")], []),
+        # a misspelt heading word makes a heading only before a colon
+        ("\n  Reveiw of Sytems- all negative", [("Reveiw of Sytems", "ORGANIZATION", "dictionary")], []),
         # a first name or a surname before the colon is a speaker or a signature; not a heading when something
         # comes before it on the line or no colon follows
         ("Grace: Are you awake?\nNurse: Yes.", [("Grace", "NAME", "dictionary+ner")], []),
