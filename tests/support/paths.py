@@ -1,8 +1,19 @@
 """Where the tests' files are: the checkout, the test data, and ``../shared`` beside the checkout."""
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[2]
 TESTS = REPO / "tests"
 DATA = TESTS / "data"
 SHARED = REPO.parent / "shared"
+
+
+def load_script(name: str) -> ModuleType:
+    """``scripts/<name>.py`` as a module (the scripts are no package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -5,13 +5,12 @@ values.schema.json is the one scripts/helm_values_schema.py generates from Setti
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from typing import Any
 
 import pytest
 import yaml
-from paths import REPO
+from paths import REPO, load_script
 
 from streams.settings import Settings
 
@@ -64,10 +63,7 @@ def test_the_llm_block_defaults_are_the_settings_defaults_but_mode() -> None:
 
 
 def test_values_schema_is_generated_from_settings() -> None:
-    spec = importlib.util.spec_from_file_location("helm_values_schema", REPO / "scripts" / "helm_values_schema.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("helm_values_schema")
     committed = json.loads((REPO / "helm" / "deidstream" / "values.schema.json").read_text())
     assert committed == json.loads(json.dumps(module.build_schema())), "run scripts/helm_values_schema.py"
     settings = committed["properties"]["settings"]["properties"]

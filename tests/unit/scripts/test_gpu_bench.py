@@ -3,22 +3,17 @@ size, and its FLOP estimate is 2 x non-embedding parameters x word pieces run.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from paths import REPO
+from paths import load_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> Any:
-    spec = importlib.util.spec_from_file_location("gpu_bench_ner", REPO / "scripts" / "gpu_bench_ner.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gpu_bench_ner")
 
 
 @pytest.mark.slow

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from paths import REPO
+from paths import REPO, load_script
 
 
 @pytest.fixture(scope="module")
 def ner_cv() -> Any:
-    spec = importlib.util.spec_from_file_location("ner_cv", REPO / "scripts" / "ner_cv.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("ner_cv")
 
 
 def _model(tmp_path: Path, data: list[Any]) -> Path:
