@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # the scoring modules (scipy) and the pipeline load when the 
 
 console = err
 logger = logging.getLogger(__name__)
+#: our labels' values: a gold file scored by its own labels (no map) has others ("PTName", "Location")
+_OUR_LABELS = frozenset(label.value for label in Label)
 
 
 def predict(gold_notes: list[Any], *, config: Path | None, steps: str | None, batch_size: int,
@@ -205,7 +207,9 @@ def note_rows(result: EvalResult, gold_notes: Sequence[GoldNote], notes: Sequenc
                            risk_ner_mass=m.risk.ner_mass, kchars=m.risk.kchars, risk_detected=m.risk.detected)
             row["leak"] = note.leak
             offsets = OffsetMap.for_note(note.text, note.output, note.replacements)
-            ents = [Entity(s.start, s.end, s.label, is_direct(s.label, s.subtype)) for s in g.spans]
+            # a gold label of the corpus's own (no label map) is none of ours: only LRDI asks, and lr_gold does not
+            ents = [Entity(s.start, s.end, s.label, s.label in _OUR_LABELS and is_direct(s.label, s.subtype))
+                    for s in g.spans]
             lsis = [x for x, _ in entity_lsis(note.text, note.output, ents, offsets)]
             row["lr_gold"] = lr_at(lsis, threshold)
             if vocab is None:

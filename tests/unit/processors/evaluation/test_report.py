@@ -388,11 +388,15 @@ def test_when_gold_labels_have_no_map_then_eval_scores_them_by_their_own_labels(
     rec = {"id": "g1", "text": text, "spans": [
         {"start": text.index(s), "end": text.index(s) + len(s), "label": lab, "text": s} for s, lab in spans]}
     gold.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    # with the per-note metrics and the HTML report, as `deidstream eval` runs by default
     result = CliRunner().invoke(app, ["eval", "--gold", str(gold), "--report", str(tmp_path / "r"), "--steps",
-                                      "regex,dictionary,recovery,ensemble", "--no-metrics", "--no-html"])
+                                      "regex,dictionary,recovery,ensemble"])
     assert result.exit_code == 0, result.output
+    assert (tmp_path / "r" / "report.html").is_file()
     rep = json.loads((tmp_path / "r" / "report.json").read_text())
     assert rep["labels"] == "gold's own"
+    (row,) = rep["per_note"]
+    assert row["lr_gold"] is not None  # the gold's own labels through the recall proxy too
     assert rep["per_label"]["Phone"]["recall"] == 1.0 and rep["per_label"]["Date"]["recall"] == 1.0
     # without a map every gold label is an identifier: the bare year (not tagged by regex) is a miss
     assert rep["per_label"]["DateYear"]["recall"] == 0.0 and rep["recall"] == 8 / 9
