@@ -414,15 +414,21 @@ def _common_word(word: str) -> bool:
             and not _INSTITUTION_WORD.fullmatch(word))
 
 
+def within_edits(word: str, choices: Sequence[str], edits: int) -> bool:
+    """``word`` is at most ``edits`` edits from one of ``choices`` (Damerau-Levenshtein: swapping two neighbouring
+    letters is one edit)."""
+    from rapidfuzz import distance, process
+
+    return process.extractOne(word, choices, scorer=distance.DamerauLevenshtein.distance,
+                              score_cutoff=edits) is not None
+
+
 def _relation_word(word: str) -> bool:
     """``word`` (lower case) names a relative or a carer: listed, a plural of one, or one edit (a transposition
     counts as one) from one of 5+ letters when it is in no name list."""
-    from rapidfuzz import distance, process
-
     if word in _RELATION_WORDS or (word.endswith("s") and word[:-1] in _RELATION_WORDS):
         return True
-    return (len(word) >= 5 and not vocab.is_name_word(word) and process.extractOne(
-        word, _RELATION_LONG, scorer=distance.DamerauLevenshtein.distance, score_cutoff=1) is not None)
+    return len(word) >= 5 and not vocab.is_name_word(word) and within_edits(word, _RELATION_LONG, 1)
 
 
 def _edge_key(word: str) -> str:
@@ -634,10 +640,7 @@ def known_words(cw: ClinicalWords) -> tuple[str, ...]:
 def near_known_word(word: str, known: Sequence[str]) -> bool:
     """``word`` (lower case) is one edit (two from 7 letters) from one of ``known``; swapping two neighbouring
     letters is one edit ("lentgh", "cahir")."""
-    from rapidfuzz import distance, process
-
-    edits = 2 if len(word) >= _MISSPELT_EDITS_LONG else 1
-    return process.extractOne(word, known, scorer=distance.DamerauLevenshtein.distance, score_cutoff=edits) is not None
+    return within_edits(word, known, 2 if len(word) >= _MISSPELT_EDITS_LONG else 1)
 
 
 @register("recovery")
@@ -1003,8 +1006,8 @@ class MedicalRecovery:
             return not (before.rstrip().endswith(",") or relative or _DIGIT_AFTER.match(text, span.end))
         if span.label in (Label.NAME, Label.ORGANIZATION) and not _LETTER_RUN.search(surface):
             return True  # a person or an organisation has a name ("from WARD [3]")
-        if span.label == Label.NAME and all(w.lower() in _NAME_TITLES for w in _LETTER_RUN.findall(surface) or ["-"]):
-            return True  # titles alone name nobody ("MET C [DRS]", "called the [Dr]")
+        if span.label == Label.NAME and all(w.lower() in _NAME_TITLES for w in _LETTER_RUN.findall(surface)):
+            return True  # titles alone name nobody ("MET C [DRS]", "called the [Dr]"; a span without letters went above)
         if (span.label in _JARGON_LABELS and bare.lower() in vocab.STREET_TYPE_WORDS
                 and not (len(bare) > 2 and vocab.is_first_name(bare)) and not vocab.is_place_name(bare)):
             return True  # a street type or "St" alone ("NSR to ST", "converted to st"): no street, saint or place
@@ -1179,17 +1182,15 @@ class MedicalRecovery:
         if not self.config.use_jargon_lists or cw is None or span.label not in _JARGON_LABELS:
             return False
         word = text[span.start:span.end].strip(" .,;:")
-        if len(word) < _LIST_MISSPELT_MIN_LEN or not word.isalpha() or name_context(text, span.start, span.end):
+        if len(word) < _LIST_MISSPELT_MIN_LEN or not word.isalpha():
             return False
         items = (_ITEM_BEFORE.search(text, max(0, span.start - 24), span.start), _ITEM_AFTER.match(text, span.end))
-        if not any(m is not None and cw.is_curated(m.group(1)) for m in items):
+        if not any(m is not None and cw.is_curated(m.group(1)) for m in items) or name_context(text, span.start,
+                                                                                                span.end):
             return False
         if self._curated_long is None:
             self._curated_long = tuple(sorted(w for w in cw.jargon if len(w) >= _LIST_MISSPELT_MIN_LEN and w.isalpha()))
-        from rapidfuzz import distance, process
-
-        return process.extractOne(word.lower(), self._curated_long, scorer=distance.DamerauLevenshtein.distance,
-                                  score_cutoff=1) is not None
+        return within_edits(word.lower(), self._curated_long, 1)
 
     def _is_relation(self, span: Span, text: str) -> bool:
         if not self.config.use_relation_words or span.label != Label.NAME:
