@@ -109,6 +109,7 @@ _ROWS: tuple[ErrorCode, ...] = (
     ErrorCode("E301", ConfigError, "unknown pipeline step (the error lists the registered steps)"),
     ErrorCode("E302", ConfigError, "a registered pipeline step whose module cannot be imported"),
     ErrorCode("E303", ConfigError, "invalid options for a pipeline step (field paths and error types listed)"),
+    ErrorCode("E305", ConfigError, "a listing, dump or training run would touch lockbox notes (scored in aggregate only)"),
     # processing
     ErrorCode("E400", ProcessingError, "a processor failed on a note (the note is reported, the rest continue)"),
     ErrorCode("E420", ProcessingError, "the worker could not encode a processed note"),

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from processors.evaluation import stats  # noqa: E402
 from processors.evaluation.folds import splits  # noqa: E402
 from processors.evaluation.gold import load_gold, load_label_map  # noqa: E402
+from processors.evaluation.lockbox import design_only  # noqa: E402
 from processors.evaluation.scoring import evaluate_note  # noqa: E402
 from processors.risk import DEFAULT_WEIGHTS, RiskWeights, fit_weights, risk_expected  # noqa: E402
 from streams.cli._util import span_record  # noqa: E402
@@ -60,7 +61,8 @@ def main() -> int:
     ap.add_argument("-o", "--output", type=Path, default=REPO / "scripts/results/risk_cv_physionet.json")
     args = ap.parse_args()
 
-    gold = load_gold(args.gold, load_label_map(args.labels) if args.labels else None)
+    # the design part only: the lockbox (processors.evaluation.lockbox) fits nothing
+    gold = design_only(load_gold(args.gold, load_label_map(args.labels) if args.labels else None))
     notes, _rate = run_pipeline(gold, config=None, steps=args.steps, batch_size=64, workers=1, with_metrics=True)
     signals: list[tuple[float, ...]] = []
     missed: list[int] = []

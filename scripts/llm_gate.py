@@ -31,13 +31,15 @@ from openai_test_server import OpenAITestServer, Reply  # noqa: E402
 
 from processors.evaluation import stats  # noqa: E402
 from processors.evaluation.gold import load_gold, load_label_map  # noqa: E402
+from processors.evaluation.lockbox import design_only  # noqa: E402
 from processors.evaluation.scoring import evaluate_note  # noqa: E402
 from streams.cli._util import span_record  # noqa: E402
 from streams.cli.eval import run_pipeline  # noqa: E402
 
 
 def measure(path: Path, labels: str | None, threshold: float) -> dict[str, Any]:
-    gold = load_gold(path, load_label_map(labels) if labels else None)
+    # the design part only: the lockbox (processors.evaluation.lockbox) is scored by scripts/decider_cv.py
+    gold = design_only(load_gold(path, load_label_map(labels) if labels else None))
     notes, rate = run_pipeline(gold, config=None, steps=None, batch_size=64, workers=1, with_metrics=True)
     gate: list[float] = []
     final: list[float] = []

@@ -84,6 +84,7 @@ def check_base(base: Path) -> None:
 
 def prepare(args: argparse.Namespace) -> int:
     from processors.evaluation.gold import load_gold, load_label_map
+    from processors.evaluation.lockbox import design_only
     from processors.synthetic.generator import generate
     from processors.training.ner import add_negatives, examples_from_records
 
@@ -97,7 +98,8 @@ def prepare(args: argparse.Namespace) -> int:
             fh.write(json.dumps(r) + "\n")
     # the dev notes in our labels (the one "Other" identifier becomes ID: the model has no OTHER class);
     # ignored labels (bare years) are left out, as unlabelled text; groups kept for the folds
-    gold = load_gold(args.dev, load_label_map("physionet"))
+    # the design part only: the lockbox patients (processors.evaluation.lockbox) train no model
+    gold = design_only(load_gold(args.dev, load_label_map("physionet")))
     with (WORK / "physionet.jsonl").open("w", encoding="utf-8") as fh:
         for g in gold:
             spans = [{"start": s.start, "end": s.end, "label": "ID" if str(s.label) == "OTHER" else str(s.label),
@@ -222,9 +224,10 @@ def _summary(result: Any) -> dict[str, Any]:
 def score(args: argparse.Namespace) -> int:
     from processors.evaluation.folds import splits
     from processors.evaluation.gold import load_gold, load_label_map
+    from processors.evaluation.lockbox import design_only
     from processors.evaluation.scoring import evaluate
 
-    gold = load_gold(args.dev, load_label_map("physionet"))
+    gold = design_only(load_gold(args.dev, load_label_map("physionet")))  # the lockbox: scripts/decider_cv.py
     folds = list(splits(gold, K, 0))
     models = WORK / "models"
     base = _detect(gold, None, args.steps)
@@ -259,11 +262,12 @@ def score(args: argparse.Namespace) -> int:
 def score_one(args: argparse.Namespace) -> int:
     from processors.evaluation.folds import splits
     from processors.evaluation.gold import load_gold, load_label_map
+    from processors.evaluation.lockbox import design_only
     from processors.evaluation.scoring import evaluate
 
     pack = Path(args.pack)
     model = unpack(pack, WORK / "models" / pack.stem)
-    gold = load_gold(args.dev, load_label_map("physionet"))
+    gold = design_only(load_gold(args.dev, load_label_map("physionet")))
     held = [gold[i] for i in list(splits(gold, K, 0))[args.fold][1]]
     presidio = load_gold(REPO.parent / "shared/data/eval/presidio_synth_v2.jsonl", load_label_map("presidio"))
     row = {"pack": pack.name, "fold": args.fold,

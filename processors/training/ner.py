@@ -126,14 +126,17 @@ def read_examples(
     offsets against span texts and lists unmapped labels). Subtypes are kept only for labels in
     ``subtypes``. With ``fold`` ("K/N"), a file whose notes carry patient groups contributes only the fit part
     of fold K (the same folds ``processors.evaluation.folds.splits`` gives the scoring side); files without
-    groups (synthetic notes) are used whole."""
+    groups (synthetic notes) are used whole. A file holding a dev corpus's lockbox notes is refused
+    (``processors.evaluation.lockbox``): no model that ships has seen them."""
     from processors.evaluation.folds import splits
     from processors.evaluation.gold import load_gold
+    from processors.evaluation.lockbox import refuse_lockbox
 
     keep = frozenset(str(Label(s)) for s in subtypes)
     out: list[Example] = []
     for path in paths:
         notes = load_gold(path, label_map)
+        refuse_lockbox(notes, f"training on {Path(path).name}")
         if fold is not None and any(n.group is not None for n in notes):
             k, n_folds = parse_fold(fold)
             fit, _ = list(splits(notes, n_folds, fold_seed))[k]

@@ -372,15 +372,31 @@ def register(app: typer.Typer) -> None:
         sweep: Annotated[str | None, typer.Option(
             "--sweep", help="precision-recall trade-off: SOURCE=V1,V2,... (e.g. ner=0.15,0.5,0.9) re-applies the "
                             "ensemble with that source's threshold at each value")] = None,
+        lockbox: Annotated[bool, typer.Option(
+            "--lockbox", help="score only the gold file's lockbox notes (PhysioNet / MEDDOCAN dev): aggregates only, "
+                              "no per-note rows, predictions or HTML; without it, lockbox notes are left out")] = False,
     ) -> None:
         """Token/entity precision-recall against gold, per label, with bootstrap CIs; recall proxy and
         clinical information retention per note; report.json + report.html."""
         from processors.evaluation.gold import load_gold, load_label_map
+        from processors.evaluation.lockbox import split as split_lockbox
         from processors.evaluation.report import label_bootstrap, summarise, write_reports
         from processors.evaluation.scoring import evaluate
 
         label_map = load_label_map(labels) if labels else None
         gold_notes = load_gold(gold, label_map, own_labels=label_map is None)
+        design, box = split_lockbox(gold_notes)
+        if lockbox:
+            if not box:
+                console.print("[red]error[/] --lockbox: the gold file holds no lockbox notes", markup=True)
+                raise typer.Exit(2)
+            gold_notes = box
+            judges = judge = sweep = None
+            html_report = False
+        elif box:
+            console.print(f"{len(box)} lockbox notes left out (scored in aggregate only, with --lockbox)",
+                          highlight=False)
+            gold_notes = design
         if limit is not None:
             gold_notes = gold_notes[:limit]
         foreign = sorted({s.label for g in gold_notes for s in g.spans} - {str(x) for x in Label})
@@ -428,6 +444,12 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2)
             rep["sweep"] = threshold_sweep(gold_notes, config=config, steps=steps, batch_size=batch_size,
                                            workers=workers, source=source.strip(), values=points)
+        if lockbox:  # aggregates only: nothing per note, no spans
+            rep.pop("summary", None)
+            paths = write_reports({k: v for k, v in rep.items() if k != "per_note"}, [], report, html_report=False)
+            print_table(rep)
+            console.print(f"lockbox: {len(gold_notes)} notes, aggregates only; wrote {paths[0]}", highlight=False)
+            return
         rep["per_note"] = rows
         if pred is None and notes is not None:
             report.mkdir(parents=True, exist_ok=True)
