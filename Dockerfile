@@ -27,19 +27,21 @@ COPY streams ./streams
 COPY processors ./processors
 COPY dictionaries ./dictionaries
 COPY schemas ./schemas
-# not editable: the package (with the shipped NER model, processors/ner/models/deid-minilm) lives in the venv
+# not editable: the package (with the shipped NER and decision models) lives in the venv
 RUN /opt/deidstream/bin/pip install . \
-    && /opt/deidstream/bin/python -c "import processors.ner, pathlib; \
-assert (pathlib.Path(processors.ner.__file__).parent / 'models/deid-minilm/model.safetensors').is_file()"
+    && /opt/deidstream/bin/python -c "import processors.ner, processors.decide, pathlib; \
+assert (pathlib.Path(processors.ner.__file__).parent / 'models/deid-minilm/model.safetensors').is_file(); \
+assert (pathlib.Path(processors.decide.__file__).parent / 'models/decider/model.txt').is_file()"
 
 # ---- runtime -------------------------------------------------------------------------------------------------
 FROM ${BASE} AS runtime
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# libgomp1: LightGBM's OpenMP runtime (the decide step's model; torch brings its own); python3 on a CUDA base
 # hadolint ignore=DL3008
-RUN if ! python3 -c "import venv" 2>/dev/null; then \
-      apt-get update && apt-get install -y --no-install-recommends python3 \
-      && rm -rf /var/lib/apt/lists/*; \
-    fi \
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgomp1 \
+    && if ! python3 -c "import venv" 2>/dev/null; then apt-get install -y --no-install-recommends python3; fi \
+    && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 deid \
     && useradd --system --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin deid \
     && mkdir -p /var/cache/deidstream && chown 10001:10001 /var/cache/deidstream

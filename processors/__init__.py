@@ -8,8 +8,9 @@ step        where                        what it does
 regex       ``regex/``                   identifier shapes, one module per recognizer family
 ner         ``ner/``                     fine-tuned transformer token classifier (``ner/models/``)
 dictionary  ``dictionary/``              the message's own identifiers + institution / name / place lexicons
-recovery    ``recovery.py``              un-tags medical terms and clinical number syntax
-ensemble    ``ensemble.py``              thresholds per source, votes, overlap resolution
+recovery    ``recovery.py``              un-tags certain medical terms and syntax; cuts edges off identifiers
+decide      ``decide/``                  a learned, calibrated keep/drop decision over every candidate span
+ensemble    ``ensemble.py``              overlap resolution (thresholds and votes when decide is off)
 transform   ``transform/``               tag | per-patient surrogates | per-patient date shift
 leakcheck   ``leakcheck.py``             re-scans the OUTPUT for identifiers
 metrics     ``metrics/``                 recall proxy + clinical information retention per note

@@ -1,6 +1,8 @@
 """Ensemble policy: per-source score thresholds, agreement voting, overlap resolution.
 
-Pure functions over spans; the ``ensemble`` processor applies them to each note. Policy:
+Pure functions over spans; the ``ensemble`` processor applies them to each note. When the pipeline runs the
+``decide`` step, that step has already decided which candidates stay, and the ensemble only merges overlaps
+(step 2-3); otherwise, the policy:
 
 1. A candidate span is *accepted* when its score >= the threshold of its source
    (``thresholds``, default ``default_threshold``), or when spans from >= ``min_votes`` distinct
@@ -67,10 +69,15 @@ class Ensemble:
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
+        #: the decide step's model accepted the candidates; thresholds and votes would judge them twice
+        self.merge_only = "decide" in ctx.steps
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
         out = []
         for note in notes:
+            if self.merge_only:
+                out.append(note.replace(spans=tuple(resolve_overlaps(note.spans))))
+                continue
             kept, rej = decide(note.spans, self.config.thresholds, self.config.default_threshold,
                                self.config.min_votes)
             out.append(note.replace(spans=tuple(kept), dropped=note.dropped + tuple(rej)))

@@ -29,14 +29,16 @@ PIPELINE_VERSION = "0.1.0"
 
 #: The registry's rows: every step by name -> the module that registers it, in the default order, with
 #: its role. Detectors (regex, the shipped NER model, dictionaries) add candidate spans; recovery drops
-#: medical terms among them; the ensemble merges what is left into one labelled span per region;
+#: certain medical terms among them; decide keeps or drops each of the rest by a learned model; the ensemble
+#: merges what is left into one labelled span per region;
 #: transform writes the output; leakcheck re-scans it; metrics measures the note.
 STEP_MODULES: dict[str, str] = {
     "regex": "processors.regex.step",            # identifier shapes (Presidio pattern recognizers as data)
     "ner": "processors.ner.step",                # fine-tuned transformer token classifier
     "dictionary": "processors.dictionary.step",  # the message's own identifiers + institution/name lists
     "llm": "processors.llm.step",                # optional: an LLM proposes missed identifier strings (add-only)
-    "recovery": "processors.recovery",           # un-tag medical terms and clinical number syntax
+    "recovery": "processors.recovery",           # un-tag certain medical terms; cut edges that are no identifier
+    "decide": "processors.decide.step",          # a learned keep/drop decision over every candidate span
     "ensemble": "processors.ensemble",           # thresholds, votes, overlap resolution
     "transform": "processors.transform.step",    # tag | surrogate | dateshift; builds the output
     "leakcheck": "processors.leakcheck",         # re-scan the OUTPUT for identifiers

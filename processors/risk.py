@@ -1,8 +1,8 @@
 """Residual risk: a no-gold estimate of the identifiers a note still holds after de-identification.
 
 Shared core (like ``spans.py``: steps import it, it imports no step). One definition for the metrics step
-(published on every note in ``NoteMetrics.risk``) and the optional LLM step (which scores the candidates
-before recovery and the ensemble and sends only notes at or over its ``risk_threshold``): :func:`note_risk`
+(published on every note in ``NoteMetrics.risk``) and the optional LLM step (which scores the candidates right
+after the decide step and sends only notes at or over its ``risk_threshold``): :func:`note_risk`
 derives the inputs both steps give :func:`residual_risk` (medical-dictionary matches, medical syntax, the
 clinical-word judge :class:`WordJudge`, loaded once per process by :func:`word_judge`), which is a pure function of
 the original text, the final spans and what the pipeline knows about the text (vocabularies, the
@@ -19,7 +19,9 @@ records it). It looks only at text NO final span covers, and counts there:
   runs, "MRN" / "DOB" / "pager" before them, ages over 89) that are not clinical syntax
   (``measurement_value``, the medical syntax regexes);
 - ``rejected_mass``: the scores of candidates the pipeline rejected (``note.dropped``) that are not medical
-  terms or clinical numbers: detections a threshold or vote turned down;
+  terms or clinical numbers: after the decide step, the decision model's calibrated probability that each dropped
+  candidate holds an identifier (so the mass is the expected number of identifiers among them); without it, the
+  detectors' scores of candidates a threshold or vote turned down;
 - ``ner_mass``: the NER model's entity probability below its threshold, when the note carries it
   (``Note.extra["ner_low_confidence_mass"]``), else 0;
 - ``kchars``: the note's length in thousands of characters (longer notes hide more);

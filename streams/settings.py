@@ -136,7 +136,8 @@ class LLMSettings(BaseModel):
 
     ``mode``: ``off`` (default), ``always`` (every note) or ``risky`` (notes whose residual-risk score before
     the pass is at least ``risk_threshold``). ``always`` / ``risky`` with a ``url`` put the step into the
-    pipeline (after the detectors, before ``recovery``) without editing ``pipeline.steps``."""
+    pipeline (after ``decide``; without it, after the detectors, before ``recovery``) without editing
+    ``pipeline.steps``."""
 
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
     url: str = Field(default="", description="base URL of the OpenAI-compatible API, e.g. http://vllm:8000/v1")
@@ -207,8 +208,8 @@ class Settings(BaseSettings):
 
     def pipeline_config(self) -> PipelineConfig:
         """The pipeline config with the ``transform`` section folded into the transform step's options, and
-        the ``llm`` section into the ``llm`` step's (the step is inserted before ``recovery``, or after the
-        last detector, when ``llm.mode`` is not ``off``)."""
+        the ``llm`` section into the ``llm`` step's (the step is inserted after ``decide``, or, without it, before
+        ``recovery``, when ``llm.mode`` is not ``off``)."""
         options = {k: dict(v) for k, v in self.pipeline.options.items()}
         options.setdefault("transform", {}).update(self.transform.model_dump())
         steps = tuple(self.pipeline.steps)
@@ -220,9 +221,14 @@ class Settings(BaseSettings):
 
 
 def _insert_llm(steps: tuple[str, ...]) -> tuple[str, ...]:
-    """``steps`` with ``llm`` before ``recovery`` (or before the first step after the detectors)."""
-    after_detectors = ("recovery", "ensemble", "transform", "leakcheck", "metrics")
-    at = next((i for i, s in enumerate(steps) if s in after_detectors), len(steps))
+    """``steps`` with ``llm`` right after ``decide`` (its gate reads the decision stage's dropped candidates and their
+    probabilities), or, in a pipeline without ``decide``, before ``recovery`` (or the first step after the
+    detectors)."""
+    if "decide" in steps:
+        at = steps.index("decide") + 1
+    else:
+        after_detectors = ("recovery", "ensemble", "transform", "leakcheck", "metrics")
+        at = next((i for i, s in enumerate(steps) if s in after_detectors), len(steps))
     return (*steps[:at], "llm", *steps[at:])
 
 

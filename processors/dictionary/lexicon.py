@@ -352,7 +352,7 @@ class Scores(BaseModel):
     rare_start: float = Field(default=0.5, ge=0, le=1)
     #: a lone list word in an ALL-CAPS line has no case evidence: below the ensemble's dictionary threshold
     #: (0.5), so it counts only when another detector agrees (on the PhysioNet dev notes, out of fold, such
-    #: words alone were 0 identifier tokens for 82 false ones: scripts/results/ensemble_cv_physionet.json)
+    #: words alone were 0 identifier tokens for 82 false ones; issue 10, git history)
     caps_name: float = Field(default=0.45, ge=0, le=1)
     #: the same when the pipeline runs no NER step (no other detector can vote for a name)
     caps_name_alone: float = Field(default=0.55, ge=0, le=1)

@@ -1,22 +1,24 @@
 """The optional LLM pass (step ``llm``): an LLM proposes identifier strings the detectors may have missed.
 
-Runs after the detectors and before ``recovery`` (``Settings.pipeline_config`` puts it there when
-``llm.mode`` is ``always`` or ``risky``). For each note it sends the text (notes longer than ``max_chars`` in
+Runs right after ``decide`` (``Settings.pipeline_config`` puts it there when ``llm.mode`` is ``always`` or
+``risky``; in a pipeline without ``decide``, after the detectors and before ``recovery``). For each note it sends the text (notes longer than ``max_chars`` in
 windows cut at line / sentence / word boundaries, overlapping by :data:`OVERLAP_CHARS`) with our prompt for
 the note's language (``prompts/<lang>.yaml``, English when there is none) and asks, with a ``json_schema``
 response format (vLLM enforces it with guided decoding; pydantic validates the answer either way), for the
 identifier strings by type. Every returned string is located at ALL its occurrences in the ORIGINAL text,
 case-insensitive, as whole words (:func:`locate`); each occurrence becomes a span with source ``llm`` and
-score :data:`LLM_SCORE` (the ensemble accepts ``llm`` spans at 0.5; recovery still un-tags medical terms
-among them, as it does for every source but the message's own identifiers). Strings found nowhere are
+score :data:`LLM_SCORE` (after ``decide`` they are kept as they are: add-only, recall first; in a pipeline
+without ``decide`` the ensemble accepts ``llm`` spans at 0.5 and recovery un-tags medical terms among them). Strings found nowhere are
 dropped and counted (``not_found``), strings shorter than :data:`MIN_CHARS` and ``AGE`` strings without an
 age over 89 too (``rejected``). The step only ADDS spans: it never removes or edits a span.
 
 Gating (``mode``): ``always`` sends every note; ``risky`` only notes whose gate score is at least
 ``risk_threshold``. The gate score is the residual-risk score (``processors/risk.py``, the one definition the
-metrics step publishes as ``NoteMetrics.risk``) computed on the candidates present before the pass: those
-at or over their source's default ensemble threshold (``processors.spans.SOURCE_THRESHOLDS``), overlaps
-merged, cover the text; the others count as rejected candidates. It is recorded on every note
+metrics step publishes as ``NoteMetrics.risk``) computed on the candidates present before the pass. After the
+``decide`` step (where the settings put this step) the kept candidates cover the text and the dropped ones count
+as rejected with the decision model's probability that they hold an identifier; in a pipeline without ``decide``,
+candidates at or over their source's default ensemble threshold (``processors.spans.SOURCE_THRESHOLDS``), overlaps
+merged, cover the text and the others count as rejected. It is recorded on every note
 (``Note.extra["llm_gate_score"]`` and ``NoteMetrics.llm.gate_score``), sent or not.
 
 Failure is data: a request that fails after the client's retries (timeout, connection, server_error,
@@ -263,6 +265,10 @@ class LLMStep:
         # the gate's inputs: the same vocabulary and word judge the metrics step gives the risk model
         self.medical = medical_vocabulary(ctx.cache_dir)
         self.words = word_judge(ctx.policy.common_word_zipf, ctx.cache_dir)
+        #: after the decide step the candidates are decided: the kept ones cover the text, the dropped ones carry the
+        #: decision model's probability of holding an identifier
+        steps = ctx.steps
+        self.after_decide = "decide" in steps and "llm" in steps and steps.index("decide") < steps.index("llm")
 
     def close(self) -> None:
         self.client.close()
@@ -274,7 +280,7 @@ class LLMStep:
         covering: list[Span] = []
         rejected: list[Span] = list(note.dropped)
         for s in note.spans:
-            thr = min(SOURCE_THRESHOLDS.get(src, 0.5) for src in sources_of(s))
+            thr = 0.0 if self.after_decide else min(SOURCE_THRESHOLDS.get(src, 0.5) for src in sources_of(s))
             (covering if s.score >= thr else rejected).append(s)
         message = [s for s in (*note.spans, *note.dropped) if "message" in sources_of(s)]
         try:

@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dictionaries.calendar import MONTH_TOKENS
 from processors.pipeline import BuildContext, Note, register
-from processors.spans import NER_THRESHOLD
+from processors.spans import NER_CANDIDATE_THRESHOLD
 from schemas.errors import ConfigError
 from schemas.labels import Label, Subtype, check_subtype
 from schemas.models import Span
@@ -171,7 +171,8 @@ _CLOSERS = {v: k for k, v in _PAIRS.items()}
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     """Drop separators a span picked up at its edges ("Mercy General," -> "Mercy General"); a final "."
-    stays (abbreviations: "St.", "Jr."), a bracket stays when its partner is inside ("(555) 123-4567")."""
+    stays after a letter (abbreviations: "St.", "Jr.") but not after a digit ("617-555-0199." ends a sentence), a
+    bracket stays when its partner is inside ("(555) 123-4567")."""
     while start < end:
         ch = text[start]
         if ch in _TRIM or ch == "." or (ch in _PAIRS and _PAIRS[ch] not in text[start + 1: end]):
@@ -182,7 +183,8 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
             break
     while end > start:
         ch = text[end - 1]
-        if ch in _TRIM or (ch in _CLOSERS and _CLOSERS[ch] not in text[start: end - 1]) or ch in _PAIRS:
+        if (ch in _TRIM or (ch in _CLOSERS and _CLOSERS[ch] not in text[start: end - 1]) or ch in _PAIRS
+                or (ch == "." and end - 1 > start and text[end - 2].isdigit())):  # a sentence's end after a number
             end -= 1
         else:
             break
@@ -495,8 +497,8 @@ class NER:
         batch_size: int = Field(default=32, ge=1)
         max_length: int = Field(default=512, ge=16, le=512)
         overlap: int = Field(default=64, ge=0)
-        token_threshold: float = Field(default=NER_THRESHOLD, gt=0, le=1)
-        min_score: float = Field(default=NER_THRESHOLD, ge=0, le=1)
+        token_threshold: float = Field(default=NER_CANDIDATE_THRESHOLD, gt=0, le=1)
+        min_score: float = Field(default=NER_CANDIDATE_THRESHOLD, ge=0, le=1)
         quantize: bool = True
         #: weights and activations: auto (float16 on CUDA, float32 on CPU), float16, bfloat16, float32
         dtype: DType = "auto"

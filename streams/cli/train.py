@@ -1,4 +1,5 @@
-"""``deidstream train-ner``: fine-tune the NER token classifier on span-annotated JSONL notes."""
+"""``deidstream train-ner``: fine-tune the NER token classifier on span-annotated JSONL notes; ``deidstream
+train-decider``: train the decision stage over the detectors' candidates."""
 
 from __future__ import annotations
 
@@ -115,6 +116,76 @@ def train_ner(
                       "scores": [{k: s[k] for k in ("data", "precision", "recall", "f1")} for s in scores]}))
 
 
+def train_decider(
+    out: Annotated[Path, typer.Option("--out", help="output model folder")],
+    data: Annotated[str, typer.Option(
+        "--data", help="annotated JSONL file(s), comma-separated, FILE=LABELMAP for other labels: their notes train "
+                       "the model and choose its threshold")],
+    rows_only: Annotated[str | None, typer.Option(
+        "--rows-only", help="more annotated files (FILE=LABELMAP) that only add training rows (generated or "
+                            "other-language notes)")] = None,
+    synthetic: Annotated[int, typer.Option(help="also train on N notes of the synthetic generator (rows only)")] = 0,
+    synthetic_seed: Annotated[int, typer.Option(help="seed of the synthetic notes")] = 7001,
+    ner_spans: Annotated[Path | None, typer.Option(
+        "--ner-spans", help="JSONL {\"id\", \"spans\"}: NER spans to use for those notes instead of running the NER "
+                            "(e.g. out-of-fold spans of fold models)")] = None,
+    steps: Annotated[str, typer.Option(help="the detection steps before decide")] = "regex,ner,dictionary,recovery",
+    folds: Annotated[int, typer.Option(min=3, help="folds by patient (notes without a patient: their own group)")] = 5,
+    target_recall: Annotated[float, typer.Option(
+        "--target-recall", min=0.0, max=1.0, help="token recall the threshold must keep out of fold")] = 0.975,
+    rounds: Annotated[int, typer.Option(min=1, help="boosting rounds")] = 500,
+    config: Annotated[Path | None, typer.Option("--config", help="YAML settings file (the steps' options)")] = None,
+) -> None:
+    """Train the decision stage on annotated notes: candidates from the detectors, folds by patient, a recall-first
+    threshold chosen by nested cross-validation, isotonic calibration; writes model.txt, decider.json and
+    MODEL_CARD.md (use it with DEID_PIPELINE__OPTIONS='{"decide": {"model_dir": "OUT"}}')."""
+    from processors.evaluation.gold import gold_from_records, load_gold
+    from processors.synthetic.generator import generate
+    from processors.training.decider import Corpus, write_card
+    from processors.training.decider import train_decider as run
+    from processors.training.ner import resolve_label_map
+    from streams.cli._util import load_settings
+
+    command = "deidstream train-decider " + " ".join(
+        f"{k} {shlex.quote(str(v))}" for k, v in {
+            "--out": out, "--data": data, "--rows-only": rows_only, "--synthetic": synthetic or None,
+            "--synthetic-seed": synthetic_seed if synthetic else None, "--ner-spans": ner_spans, "--steps": steps,
+            "--folds": folds, "--target-recall": target_recall, "--rounds": rounds}.items() if v is not None)
+    try:
+        corpora = []
+        for spec, choose in [*((x, True) for x in _eval_specs(data)), *((x, False) for x in _eval_specs(rows_only))]:
+            path, lmap = spec
+            corpora.append(Corpus(path.name, load_gold(path, resolve_label_map(lmap)), choose))
+        if synthetic:
+            corpora.append(Corpus(f"synthetic (generate({synthetic}, seed={synthetic_seed}))",
+                                  gold_from_records(generate(synthetic, synthetic_seed)), False))
+        if not corpora:
+            err.print("[red]error[/] give --data", markup=True)
+            raise typer.Exit(EXIT_USAGE)
+        stored = None
+        if ner_spans is not None:
+            from schemas.readers import read_json_records
+
+            stored = {str(rec["id"]): rec["spans"] for _, rec in read_json_records(ner_spans)}
+        settings = load_settings(config)
+        step_list = tuple(s.strip() for s in steps.split(",") if s.strip())
+        meta = {"model_id": f"decider-{out.name}", "command": command,
+                "data": [{"name": c.name, "notes": len(c.gold), "chooses_threshold": c.choose} for c in corpora]}
+        report = run(corpora, out, stored_ner=stored, steps=step_list, options=settings.pipeline_config().options,
+                     k=folds, target_recall=target_recall, rounds=rounds, meta=meta)
+        card = write_card(out)
+    except (DeidError, OSError, ValueError) as exc:
+        raise fail(exc) from None
+    for c in report["corpora"]:
+        n = c["nested"]
+        err.print(f"{c['name']}: nested recall {n['recall']:.4f} precision {n['precision']:.4f} "
+                  f"(fp {n['fp']}, fn {n['fn']}; candidates' recall {n['candidate_recall']:.4f})", highlight=False)
+    err.print(f"wrote {out} ({card.name})", highlight=False)
+    print(json.dumps({"out": str(out), "threshold_raw": report["threshold_raw"],
+                      "corpora": [{"name": c["name"], **c["nested"]} for c in report["corpora"]]}))
+
+
 def register(app: typer.Typer) -> None:
-    """Add the ``train-ner`` command to the deidstream CLI."""
+    """Add the ``train-ner`` and ``train-decider`` commands to the deidstream CLI."""
     app.command("train-ner")(train_ner)
+    app.command("train-decider")(train_decider)

@@ -183,10 +183,10 @@ def test_labels_cover_the_issue_list() -> None:
 
 
 def test_when_a_pipeline_is_built_then_its_versions_gather_every_steps_vocabularies_and_reach_the_metrics() -> None:
-    config = PipelineConfig(steps=("regex", "dictionary", "recovery", "ensemble", "transform", "metrics"))
+    config = PipelineConfig(steps=("regex", "dictionary", "recovery", "decide", "ensemble", "transform", "metrics"))
     pipe = Pipeline.from_config(config)
     versions = pipe.versions()
-    assert set(versions.dictionaries) == {"vocab", "medical", "clinical_words", "clinical_measures"}
+    assert set(versions.dictionaries) == {"vocab", "medical", "clinical_words", "clinical_measures", "decider"}
     assert versions.model is None and versions.config_hash == config.config_hash()
     (note,) = pipe.run([NoteIn(note_id="v", text="Seen 07/22/2019 for CHF.")])
     assert note.metrics is not None and note.metrics.versions == versions

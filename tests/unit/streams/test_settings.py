@@ -56,7 +56,7 @@ def test_when_llm_mode_is_on_then_the_step_runs_before_recovery_with_the_section
     monkeypatch.setenv("DEID_LLM__CONCURRENCY", "3")
     monkeypatch.setenv("DEID_LLM__RISK_THRESHOLD", "0.25")
     cfg = Settings().pipeline_config()
-    assert cfg.steps == ("regex", "ner", "dictionary", "llm", "recovery", "ensemble", "transform", "leakcheck",
+    assert cfg.steps == ("regex", "ner", "dictionary", "recovery", "decide", "llm", "ensemble", "transform", "leakcheck",
                          "metrics")
     opts = cfg.options["llm"]
     assert (opts["mode"], opts["url"], opts["model"], opts["concurrency"], opts["risk_threshold"]) == (
@@ -96,3 +96,4 @@ def test_llm_api_key_is_never_shown_nor_hashed(monkeypatch: pytest.MonkeyPatch,
     assert "sk-live-5150" not in json.dumps(cfg.model_dump(mode="json"), default=str)
     monkeypatch.setenv("DEID_LLM__API_KEY", "sk-other-key")
     assert Settings().pipeline_config().config_hash() == cfg.config_hash()
+

@@ -161,6 +161,8 @@ def _probs(rows: list[dict[str, float]]) -> np.ndarray:
      [{}, {"B-NAME": 0.9}, {"I-NAME": 0.9}, {"I-NAME": 0.6}, {}], {}, [(3, 16, "NAME", 0.8)]),
     ("Dr. Lee Jr.", [(0, 2), (2, 3), (4, 7), (8, 10), (10, 11)],
      [{}, {}, {"B-NAME": 0.9}, {"I-NAME": 0.9}, {"I-NAME": 0.9}], {}, [(4, 11, "NAME", 0.9)]),
+    # a sentence's final "." after a number is no part of it
+    ("MRN 12345.", [(0, 3), (4, 9), (9, 10)], [{}, {"B-ID": 0.9}, {"I-ID": 0.9}], {}, [(4, 9, "ID", 0.9)]),
     # nothing
     ("", [], [], {}, []),
 ])

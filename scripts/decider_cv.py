@@ -1,0 +1,380 @@
+"""The decision stage on the PhysioNet dev notes: out-of-fold NER spans, training, the lockbox (issue 25).
+
+    # 1. after scripts/ner_cv.py train (fold models of the design patients in .gpu/packs, variant d): each design
+    #    note's NER spans from the fold model that never saw its patient, kept in the repository (offsets, labels and
+    #    scores only; no note text), so the decision stage retrains in seconds without retraining the NER
+    .venv/bin/python scripts/decider_cv.py oof --packs .gpu/packs --variant d [--thresholds 0.08,0.03]
+    # 2. train the shipped decision models (with and without the NER step) and write the design-CV report
+    .venv/bin/python scripts/decider_cv.py train
+    # 3. score every set: design CV (nested), the lockbox (aggregates only), synthetic, presidio_synth_v2, MEDDOCAN
+    .venv/bin/python scripts/decider_cv.py measure [-o scripts/results/decider_quality.json]
+    # 4. the ablation table of the hard rules that remain (recovery's edges and medical terms)
+    .venv/bin/python scripts/decider_cv.py ablate
+
+The lockbox (``processors.evaluation.lockbox``) is never trained on and only scored in aggregate: this script
+prints and writes precision, recall and token counts per label for it, nothing per note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared/data/eval"
+DEV = DATA / "physionet_deid_dev.jsonl"
+OOF = REPO / "scripts/data/ner_oof_physionet_design.jsonl.gz"
+RESULTS = REPO / "scripts/results"
+K = 5
+#: the synthetic notes the decision stage trains on (other seeds than the NER's 1001 / 1003 and the eval set's 9001)
+SYNTHETIC_TRAIN = (600, 7001)
+SYNTHETIC_SHIFT_TRAIN = (300, 7003)
+SYNTHETIC_EVAL = (500, 9001)
+
+
+def _span_dict(s: Any) -> dict[str, Any]:
+    return {"start": s.start, "end": s.end, "label": str(s.label), "subtype": s.subtype, "score": round(s.score, 5),
+            "source": s.source}
+
+
+def read_oof(path: Path = OOF) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """(header, note id -> NER spans) of the out-of-fold file."""
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        header = json.loads(fh.readline())
+        spans = {}
+        for line in fh:
+            rec = json.loads(line)
+            spans[rec["id"]] = rec["spans"]
+    return header, spans
+
+
+def design_gold() -> list[Any]:
+    from processors.evaluation.gold import load_gold, load_label_map
+    from processors.evaluation.lockbox import design_only
+
+    return design_only(load_gold(DEV, load_label_map("physionet")))
+
+
+def lockbox_gold() -> list[Any]:
+    from processors.evaluation.gold import load_gold, load_label_map
+    from processors.evaluation.lockbox import split
+
+    return split(load_gold(DEV, load_label_map("physionet")))[1]
+
+
+def oof(args: argparse.Namespace) -> int:
+    """Each design note's NER spans from its fold's model, at each threshold asked for."""
+    from ner_cv import unpack
+
+    from processors.evaluation.folds import group_folds
+    from processors.ner.step import decode_spans, load_model, only_function_words, predict
+
+    gold = design_gold()
+    thresholds = [float(t) for t in args.thresholds.split(",")]
+    folds = group_folds(gold, K, 0)
+    rows: dict[str, dict[str, Any]] = {}
+    models = REPO / ".gpu/models"
+    for k, held in enumerate(folds):
+        model_dir = unpack(Path(args.packs) / f"{args.variant}fold{k}.tar", models / f"{args.variant}fold{k}")
+        model = load_model(str(model_dir.resolve()), "cpu", True, "auto")
+        notes = [gold[i] for i in held]
+        pieces = predict(model, [g.text for g in notes], batch_size=32, max_length=512, overlap=64)
+        for g, p in zip(notes, pieces, strict=True):
+            rows[g.id] = {"id": g.id, "fold": k, "spans": {}}
+            for t in thresholds:
+                spans = decode_spans(g.text, p.offsets, p.probs, model.index, token_threshold=t, min_score=t)
+                rows[g.id]["spans"][str(t)] = [_span_dict(s) for s in spans
+                                               if not only_function_words(g.text[s.start:s.end])]
+        print(json.dumps({"fold": k, "notes": len(notes)}), flush=True)
+    OOF.parent.mkdir(parents=True, exist_ok=True)
+    header = {"what": "NER spans of each PhysioNet dev design note from the fold model trained without its patient",
+              "folds": K, "fold_seed": 0, "thresholds": thresholds, "packs_variant": args.variant,
+              "recipe": "scripts/ner_cv.py train --steps 400 --lr 1e-4 --repeat 3 (stage-2 base), CPU int8 inference"}
+    with gzip.open(OOF, "wt", encoding="utf-8", compresslevel=9) as fh:
+        fh.write(json.dumps(header) + "\n")
+        for g in gold:
+            fh.write(json.dumps(rows[g.id]) + "\n")
+    print(f"wrote {OOF} ({OOF.stat().st_size} bytes)")
+    return 0
+
+
+def stored_at(threshold: float) -> dict[str, list[dict[str, Any]]]:
+    header, rows = read_oof()
+    key = str(threshold)
+    if key not in {str(t) for t in header["thresholds"]}:
+        raise SystemExit(f"{OOF.name} has no spans at NER threshold {threshold} (has {header['thresholds']})")
+    return {i: r[key] for i, r in rows.items()}
+
+
+def ner_options(threshold: float) -> dict[str, Any]:
+    return {"token_threshold": threshold, "min_score": threshold}
+
+
+def training_corpora(weight: float = 20.0) -> list[Any]:
+    """PhysioNet design notes (choose the threshold; their rows weigh ``weight``: 1,738 candidates against some 41,000
+    of the other two), synthetic and MEDDOCAN train notes (rows only: general and foreign-language text; without them
+    presidio_synth_v2 recall fell to 0.90 and MEDDOCAN dev's to 0.84, with them the real notes' precision fell by about
+    0.04, design CV: README, Quality)."""
+    from processors.evaluation.gold import gold_from_records, load_gold, load_label_map
+    from processors.synthetic.generator import generate
+    from processors.training.decider import Corpus
+
+    synthetic = gold_from_records(generate(*SYNTHETIC_TRAIN) + generate(*SYNTHETIC_SHIFT_TRAIN, kinds=["icu_shift"]))
+    meddocan = load_gold(DATA / "meddocan_train.jsonl", load_label_map("meddocan"))
+    return [Corpus("physionet_design", design_gold(), True, weight), Corpus("synthetic", synthetic, False),
+            Corpus("meddocan_train", meddocan, False)]
+
+
+def shipped_ner(gold: Sequence[Any], threshold: float, name: str) -> dict[str, list[dict[str, Any]]]:
+    """The shipped NER model's spans on ``gold`` (note id -> spans), cached in .gpu/ner_cache by the model's hash
+    and the threshold (git-ignored; remade in a minute or two)."""
+    import hashlib
+
+    from processors.ner.step import DEFAULT_MODEL_DIR
+
+    digest = hashlib.sha256((DEFAULT_MODEL_DIR / "model.safetensors").read_bytes()).hexdigest()[:12]
+    path = REPO / ".gpu/ner_cache" / f"{name}-{digest}-{threshold}.jsonl.gz"
+    if path.is_file():
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            cached = {r["id"]: r["spans"] for r in map(json.loads, fh)}
+        if all(g.id in cached for g in gold):
+            return cached
+    from processors.pipeline import BuildContext, Note, build_processor
+
+    ner = build_processor("ner", ner_options(threshold), BuildContext())
+    out: dict[str, list[dict[str, Any]]] = {}
+    for i in range(0, len(gold), 64):
+        for g, n in zip(gold[i:i + 64], ner.process_batch([Note(input=g.to_note_in()) for g in gold[i:i + 64]]),
+                        strict=True):
+            out[g.id] = [_span_dict(s) for s in n.spans]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for k, v in out.items():
+            fh.write(json.dumps({"id": k, "spans": v}) + "\n")
+    return out
+
+
+def stored_for(corpora: Sequence[Any], threshold: float) -> dict[str, list[dict[str, Any]]]:
+    """NER spans for every training note: out of fold for the PhysioNet design notes, the shipped model's else."""
+    stored = stored_at(threshold)
+    for c in corpora:
+        if not c.name.startswith("physionet"):
+            stored.update(shipped_ner(c.gold, threshold, c.name))
+    return stored
+
+
+def train(args: argparse.Namespace) -> int:
+    from processors.decide.model import DEFAULT_MODEL, NO_NER_MODEL
+    from processors.spans import NER_CANDIDATE_THRESHOLD
+    from processors.training.decider import train_decider
+
+    threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
+    corpora = [c for c in training_corpora(args.weight) if c.name in args.corpora.split(",")]
+    stored = stored_for(corpora, threshold) if args.which != "no_ner" else None
+    report: dict[str, Any] = {"ner_threshold": threshold}
+    for name, out, steps in (("with_ner", Path(args.out or DEFAULT_MODEL), ("regex", "ner", "dictionary", "recovery")),
+                             ("no_ner", Path(args.out_no_ner or NO_NER_MODEL), ("regex", "dictionary", "recovery"))):
+        if args.which and name != args.which:
+            continue
+        t0 = time.perf_counter()
+        meta = {"model_id": f"decider-{name.replace('_', '-')}-{time.strftime('%Y%m%d')}",
+                "command": " ".join(["scripts/decider_cv.py", *sys.argv[1:]]),
+                "data": [{"name": c.name, "notes": len(c.gold), "chooses_threshold": c.choose} for c in corpora],
+                "ner_threshold": threshold if "ner" in steps else None,
+                "ner_spans": f"{OOF.relative_to(REPO)} (out-of-fold) for the PhysioNet design notes; the shipped "
+                             "model for the others"}
+        rep = train_decider(corpora, out, stored_ner=stored, steps=steps, options={"ner": ner_options(threshold)},
+                            target_recall=args.target_recall, rounds=args.rounds, meta=meta,
+                            params=json.loads(args.params) if args.params else None)
+        rep["seconds"] = round(time.perf_counter() - t0, 1)
+        report[name] = rep
+        print(json.dumps({name: [{c["name"]: {"nested": c["nested"], "oof": c["out_of_fold"]}}
+                                 for c in rep["corpora"]]}, indent=1), flush=True)
+    Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+# -- measuring ---------------------------------------------------------------------------------------------
+
+
+def run(gold: Sequence[Any], steps: Sequence[str], options: Mapping[str, Any],
+        stored_ner: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Spans per note id after the pipeline ``steps`` (NER spans from ``stored_ner`` where given)."""
+    from processors.training.decider import run_steps
+
+    notes = run_steps(gold, steps, options=options, stored_ner=stored_ner)
+    return {g.id: (n.spans if n.error is None else ()) for g, n in zip(gold, notes, strict=True)}
+
+
+def aggregate(gold: Sequence[Any], preds: Mapping[str, Any]) -> dict[str, Any]:
+    """Aggregates only (the lockbox's rule): token P / R / F1, tp / fp / fn, per-label recall and precision."""
+    from processors.evaluation.scoring import evaluate
+
+    r = evaluate(gold, preds).to_dict()
+    out = {k: (round(r[k], 4) if isinstance(r[k], float) else r[k]) for k in
+           ("notes", "precision", "recall", "f1", "entity_recall", "tp", "fp", "fn")}
+    out["content_changed"] = {k: r["content_changed"][k] for k in ("number_tokens", "numbers_changed", "word_tokens",
+                                                                     "words_changed")}
+    out["per_label"] = {lab: {"gold_tokens": c["gold_tokens"], "recall": c["recall"] and round(c["recall"], 4),
+                              "pred_tokens": c["pred_tokens"], "precision": c["precision"] and round(c["precision"], 4)}
+                        for lab, c in r["per_label"].items()}
+    return out
+
+
+def eval_sets(threshold: float) -> dict[str, tuple[list[Any], dict[str, list[dict[str, Any]]]]]:
+    """The sets every figure is reported on (none trained on): name -> (gold, the shipped NER's spans)."""
+    from processors.evaluation.gold import gold_from_records, load_gold, load_label_map
+    from processors.evaluation.lockbox import split
+    from processors.synthetic.generator import generate
+
+    med_design, med_box = split(load_gold(DATA / "meddocan_dev.jsonl", load_label_map("meddocan")))
+    sets = {"physionet_lockbox": lockbox_gold(),
+            "synthetic": gold_from_records(generate(*SYNTHETIC_EVAL)),
+            "presidio_synth_v2": load_gold(DATA / "presidio_synth_v2.jsonl", load_label_map("presidio")),
+            "meddocan_dev_design": med_design, "meddocan_dev_lockbox": med_box}
+    return {k: (g, shipped_ner(g, threshold, k)) for k, g in sets.items()}
+
+
+DETECT = ("regex", "ner", "dictionary", "recovery")
+FULL = (*DETECT, "decide", "ensemble")
+NO_NER = ("regex", "dictionary", "recovery", "decide", "ensemble")
+
+
+def risk_auroc(gold: Sequence[Any], stored: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """AUROC of the residual-risk score for notes with a missed identifier (an entity not wholly removed), the
+    default pipeline with metrics: an aggregate (notes, notes with a miss, AUROC)."""
+    from sklearn.metrics import roc_auc_score
+
+    from processors.evaluation.scoring import evaluate
+    from processors.training.decider import run_steps
+
+    notes = run_steps(gold, (*FULL, "transform", "leakcheck", "metrics"), options=options, stored_ner=stored)
+    result = evaluate(gold, {g.id: n.spans for g, n in zip(gold, notes, strict=True)})
+    missed = [c.entities - c.entities_found > 0 for c in result.per_note]
+    score = [n.metrics.risk.score for n in notes]
+    auc = roc_auc_score(missed, score) if 0 < sum(missed) < len(missed) else None
+    return {"notes": len(gold), "notes_with_a_miss": sum(missed), "auroc": auc and round(float(auc), 4)}
+
+
+def measure(args: argparse.Namespace) -> int:
+    from processors.spans import NER_CANDIDATE_THRESHOLD
+
+    threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
+    options: dict[str, Any] = {"ner": ner_options(threshold)}
+    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold, "sets": {}}
+    cv = json.loads((RESULTS / "decider_cv.json").read_text())
+    out["design_cv"] = {name: next(c for c in cv[name]["corpora"] if c["name"] == "physionet_design")
+                        for name in ("with_ner", "no_ner")}
+    for name, (gold, stored) in eval_sets(threshold).items():
+        t0 = time.perf_counter()
+        row: dict[str, Any] = {
+            "candidates": aggregate(gold, run(gold, DETECT, options, stored)),
+            "default": aggregate(gold, run(gold, FULL, options, stored)),
+            "no_ner": aggregate(gold, run(gold, NO_NER, options, stored)),
+        }
+        if name.startswith("physionet"):
+            row["weekdays_kept"] = aggregate(gold, run(gold, FULL, {**options, "decide": {"weekdays": False}},
+                                                       stored))
+            row["states_countries_kept"] = aggregate(gold, run(gold, FULL, {**options, "decide": {
+                "states_countries": False}}, stored))
+            row["institution_type_words_cut"] = aggregate(
+                gold, run(gold, FULL, {**options, "recovery": {"institution_type_words": False}}, stored))
+            row["residual_risk"] = risk_auroc(gold, stored, options)
+        row["seconds"] = round(time.perf_counter() - t0, 1)
+        out["sets"][name] = row
+        print(json.dumps({name: {k: (v["precision"], v["recall"], v["fp"], v["fn"]) for k, v in row.items()
+                                 if isinstance(v, dict) and "precision" in v}}), flush=True)
+    Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
+#: the hard rules that remain (recovery's options), each switched off in turn by ``ablate``
+HARD_RULES = ("use_terms", "use_syntax", "use_name_edges", "use_ward_numbers", "use_date_edges", "use_phone_edges",
+              "use_place_edges")
+
+
+def ablate(args: argparse.Namespace) -> int:
+    """Each remaining hard rule off in turn: a decision model retrained without it, then every set scored; the
+    identifier tokens each rule loses and the false-positive tokens it removes (with the rule minus without)."""
+    import tempfile
+
+    from processors.spans import NER_CANDIDATE_THRESHOLD
+    from processors.training.decider import train_decider
+
+    threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
+    corpora = training_corpora()
+    stored = stored_for(corpora, threshold)
+    sets = eval_sets(threshold)
+    rules = [r for r in args.rules.split(",") if r] if args.rules else list(HARD_RULES)
+    rows: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rule in ["all_on", *rules]:
+            t0 = time.perf_counter()
+            recovery = {} if rule == "all_on" else {rule: False}
+            options = {"ner": ner_options(threshold), "recovery": recovery}
+            model = Path(tmp) / rule
+            rep = train_decider(corpora, model, stored_ner=stored, steps=DETECT, options=options,
+                                target_recall=args.target_recall)
+            design = next(c for c in rep["corpora"] if c["name"] == "physionet_design")["nested"]
+            row = {"physionet_design_cv": {k: design[k] for k in ("precision", "recall", "tp", "fp", "fn")}}
+            full = {**options, "decide": {"model_dir": str(model)}}
+            for name, (gold, ner) in sets.items():
+                agg = aggregate(gold, run(gold, FULL, full, ner))
+                row[name] = {k: agg[k] for k in ("precision", "recall", "tp", "fp", "fn")}
+            row["seconds"] = round(time.perf_counter() - t0, 1)
+            rows[rule] = row
+            print(json.dumps({rule: {k: (v["fp"], v["fn"]) for k, v in row.items() if isinstance(v, dict)}}),
+                  flush=True)
+    base = rows["all_on"]
+    table = {rule: {name: {"identifier_tokens_lost": base[name]["fn"] - row[name]["fn"],
+                           "false_positive_tokens_removed": row[name]["fp"] - base[name]["fp"]}
+                    for name in base if isinstance(base[name], dict)}
+             for rule, row in rows.items() if rule != "all_on"}
+    out = {"date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold, "runs": rows, "ablation": table}
+    Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
+def main() -> int:
+    logging.basicConfig(level=os.environ.get("LOGLEVEL", "WARNING"))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    o = sub.add_parser("oof")
+    o.add_argument("--packs", default=str(REPO / ".gpu/packs"))
+    o.add_argument("--variant", default="d")
+    o.add_argument("--thresholds", default="0.08,0.03")
+    t = sub.add_parser("train")
+    t.add_argument("--ner-threshold", type=float, default=None)
+    t.add_argument("--target-recall", type=float, default=0.975)
+    t.add_argument("--out", default=None)
+    t.add_argument("--out-no-ner", default=None)
+    t.add_argument("--weight", type=float, default=20.0, help="weight of the PhysioNet design notes' rows")
+    t.add_argument("--rounds", type=int, default=500)
+    t.add_argument("--which", choices=["with_ner", "no_ner"], default=None, help="train only this model")
+    t.add_argument("--corpora", default="physionet_design,synthetic,meddocan_train", help="training corpora")
+    t.add_argument("--params", default=None, help="LightGBM settings over the defaults (JSON)")
+    t.add_argument("--report", default=str(RESULTS / "decider_cv.json"))
+    m = sub.add_parser("measure")
+    m.add_argument("--ner-threshold", type=float, default=None)
+    m.add_argument("-o", "--output", default=str(RESULTS / "decider_quality.json"))
+    a = sub.add_parser("ablate")
+    a.add_argument("--ner-threshold", type=float, default=None)
+    a.add_argument("--target-recall", type=float, default=0.975)
+    a.add_argument("--rules", default=None, help="comma-separated recovery options (default: every hard rule)")
+    a.add_argument("-o", "--output", default=str(RESULTS / "decider_ablation.json"))
+    args = ap.parse_args()
+    return {"oof": oof, "train": train, "measure": measure, "ablate": ablate}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

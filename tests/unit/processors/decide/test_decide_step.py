@@ -1,0 +1,120 @@
+"""The decide step's mechanics with a model of known behaviour (it drops what the jargon cue marks and keeps the
+rest), and the model file's guards. The shipped model's decisions on sentences of our own: test_decide_shipped.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dictionaries import vocab
+from processors.decide import model as decider_model
+from processors.decide.features import FEATURES, INDEX
+from processors.pipeline import BuildContext, Note, build_processor
+from schemas.errors import ConfigError
+from schemas.models import NoteIn, Patient, PersonName, Span
+
+
+def _jargon_model(folder: Path) -> Path:
+    """A booster whose score is high unless the jargon cue fires; the identity calibration; threshold 0.5."""
+    import lightgbm
+
+    rng = np.random.default_rng(0)
+    x = rng.random((400, len(FEATURES)))
+    x[:, INDEX["cue_jargon"]] = rng.integers(0, 2, 400)
+    y = (x[:, INDEX["cue_jargon"]] == 0).astype(int)
+    booster = lightgbm.train({"objective": "binary", "verbose": -1, "num_leaves": 4, "min_data_in_leaf": 5,
+                              "seed": 1, "deterministic": True, "num_threads": 1},
+                             lightgbm.Dataset(x, label=y), num_boost_round=20)
+    return decider_model.save(folder, booster, ([0.0, 1.0], [0.0, 1.0]), 0.5,
+                              {"model_id": "test-jargon", "sources": ["regex", "ner", "dictionary"]})
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _jargon_model(tmp_path_factory.mktemp("decider"))
+
+
+def _step(model_dir: Path, **options: Any) -> Any:
+    return build_processor("decide", {"model_dir": str(model_dir), **options},
+                           BuildContext(cache_dir=vocab.cache_dir(), steps=("regex", "ner", "dictionary", "decide")))
+
+
+def _note(text: str, specs: list[tuple[str, str, str]], patient: Patient | None = None) -> Note:
+    spans = [Span(start=text.index(sub), end=text.index(sub) + len(sub), label=label, source=source, score=0.9)
+             for sub, label, source in specs]
+    return Note(input=NoteIn(note_id="n1", text=text, patient=patient), spans=tuple(spans))
+
+
+def _surfaces(note: Note, spans: tuple[Span, ...]) -> list[str]:
+    return [note.text[s.start:s.end] for s in spans]
+
+
+def test_when_the_model_scores_a_candidate_low_then_it_is_dropped_with_its_probability(model_dir: Path) -> None:
+    note = _note("LEVO WEANED OFF, SEEN BY SMITH.", [("LEVO", "NAME", "ner"), ("SMITH", "NAME", "ner")])
+    (out,) = _step(model_dir).process_batch([note])
+    assert _surfaces(out, out.spans) == ["SMITH"]
+    assert _surfaces(out, out.dropped) == ["LEVO"]
+    assert out.dropped[0].score < 0.5 and out.dropped[0].source == "ner" and out.dropped[0].label == "NAME"
+
+
+@pytest.mark.parametrize(
+    ("spec", "patient"),
+    [
+        (("LEVO", "NAME", "message"), None),  # a protected source
+        (("LEVO", "NAME", "ner"), Patient(names=(PersonName(given="Levo", family="Ames"),))),  # the message's own name
+        (("LEVO", "NAME", "llm"), None),  # a detector the model was not trained on: add-only
+        (("LEVO 555-0134", "PHONE", "ner"), None),  # an identifier's shape
+    ],
+)
+def test_when_a_candidate_is_protected_then_the_model_never_drops_it(
+        model_dir: Path, spec: tuple[str, str, str], patient: Patient | None) -> None:
+    note = _note("LEVO 555-0134 WEANED OFF.", [spec], patient)
+    (out,) = _step(model_dir).process_batch([note])
+    assert out.spans == note.spans and out.dropped == ()
+
+
+def test_when_weekdays_are_policy_then_the_option_decides_them(model_dir: Path) -> None:
+    note = _note("Seen Monday, LEVO off.", [("Monday", "DATE", "ner"), ("LEVO", "NAME", "ner")])
+    (kept,) = _step(model_dir).process_batch([note])
+    assert _surfaces(kept, kept.spans) == ["Monday"]
+    (gone,) = _step(model_dir, weekdays=False).process_batch([note])
+    assert gone.spans == ()
+    assert sorted(_surfaces(gone, gone.dropped)) == ["LEVO", "Monday"]
+    assert [s.score for s in gone.dropped if gone.text[s.start:s.end] == "Monday"] == [0.0]
+
+
+def test_when_the_threshold_is_set_then_it_overrides_the_models(model_dir: Path) -> None:
+    note = _note("SEEN BY SMITH.", [("SMITH", "NAME", "ner")])
+    (out,) = _step(model_dir, threshold=1.0).process_batch([note])
+    assert out.spans == () and _surfaces(out, out.dropped) == ["SMITH"]
+
+
+def test_when_decide_runs_then_the_ensemble_only_merges(model_dir: Path) -> None:
+    ctx = BuildContext(cache_dir=vocab.cache_dir(), steps=("ner", "decide", "ensemble"))
+    ensemble = build_processor("ensemble", {}, ctx)
+    note = _note("Seen by Ann Smith today.", [("Ann Smith", "NAME", "ner"), ("Smith", "NAME", "dictionary")])
+    low = note.replace(spans=tuple(s.model_copy(update={"score": 0.01}) for s in note.spans))
+    (out,) = ensemble.process_batch([low])
+    assert [(out.text[s.start:s.end], s.source) for s in out.spans] == [("Ann Smith", "dictionary+ner")]
+    plain = build_processor("ensemble", {}, BuildContext(cache_dir=vocab.cache_dir(), steps=("ner", "ensemble")))
+    (judged,) = plain.process_batch([low])  # without decide: thresholds and votes (two sources agree here)
+    assert [judged.text[s.start:s.end] for s in judged.spans] == ["Ann Smith"]
+
+
+def test_when_the_model_folder_is_missing_or_stale_then_config_error(model_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no decision model"):
+        _step(tmp_path / "none")
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    for name in ("model.txt", "decider.json"):
+        (stale / name).write_text((model_dir / name).read_text())
+    meta = json.loads((stale / "decider.json").read_text())
+    meta["features_digest"] = "0" * 16
+    (stale / "decider.json").write_text(json.dumps(meta))
+    decider_model.load.cache_clear()
+    with pytest.raises(ConfigError, match="other features"):
+        _step(stale)
