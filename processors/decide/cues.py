@@ -214,21 +214,26 @@ class Cues:
         self._curated_long: tuple[str, ...] | None = None  # curated words a list item can be a misspelling of
         self._near_known: dict[str, bool] = {}  # words already compared with the known words (each costs ms)
 
-    def flags(self, span: Span, text: str, spans: Sequence[Span], matches: Sequence[MedicalMatch]) -> tuple[bool, ...]:
+    def flags(self, span: Span, text: str, spans: Sequence[Span], matches: Sequence[MedicalMatch],
+              measurement: bool | None = None) -> tuple[bool, ...]:
         """Each cue of ``RULES`` for ``span`` among the note's candidates ``spans`` (``matches``: the medical
-        vocabulary's matches around them)."""
-        return (self._is_measurement(span, text), self._is_jargon(span, text), self._is_shapeless(span, text, spans),
+        vocabulary's matches around them; ``measurement``: ``measurement_value`` of the span when the caller has
+        it)."""
+        return (self._is_measurement(span, text, measurement), self._is_jargon(span, text),
+                self._is_shapeless(span, text, spans),
                 self._is_misspelt(span, text), self._is_common_lower(span, text),
                 self._is_weak_lower(span, text, spans), self._is_generic_institution(span, text),
                 self._is_relation(span, text), self._is_number_piece(span, text, spans),
                 self._is_listed_drug(span, text, matches), self._is_heading(span, text),
                 self._is_misspelt_list_item(span, text))
 
-    def _is_measurement(self, span: Span, text: str) -> bool:
+    def _is_measurement(self, span: Span, text: str, measurement: bool | None = None) -> bool:
         """Digits, separators and units in vitals / ventilator / lab context, from a measure source
         (every source of a merged span must be one)."""
         sources = sources_of(span)
-        return bool(sources) and sources <= self.measure_sources and measurement_value(text, span.start, span.end)
+        if not sources or not sources <= self.measure_sources:
+            return False
+        return measurement_value(text, span.start, span.end) if measurement is None else measurement
 
     def _is_jargon(self, span: Span, text: str) -> bool:
         """Every word of a NAME / LOCATION / ORGANIZATION span is curated clinical jargon, and no title or

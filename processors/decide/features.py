@@ -12,11 +12,12 @@ import bisect
 import functools
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from dictionaries import vocab
 from dictionaries.calendar import MONTH_TOKENS, WEEKDAY_TOKENS
+from dictionaries.jargon import ClinicalWords
 from dictionaries.medical import MAX_CHARS, MedicalMatch, MedicalVocabulary
 from dictionaries.medical_syntax import measurement_value
 from dictionaries.text import (
@@ -119,6 +120,7 @@ class NoteView:
     surfaces: Counter[str]
     named: Counter[str]
     match_starts: tuple[int, ...]
+    lines: dict[tuple[int, int], tuple[float, float, float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, text: str, spans: Sequence[Span], matches: Sequence[MedicalMatch]) -> NoteView:
@@ -139,6 +141,15 @@ class NoteView:
         lo = bisect.bisect_left(self.match_starts, start - MAX_CHARS)
         hi = bisect.bisect_left(self.match_starts, end)
         return [m for m in self.matches[lo:hi] if m.end > start]
+
+    def line(self, lo: int, hi: int) -> tuple[float, float, float]:
+        """(ALL-CAPS, words, an address line) of the line ``text[lo:hi]``, once per line of the note."""
+        found = self.lines.get((lo, hi))
+        if found is None:
+            line = self.text[lo:hi]
+            found = self.lines[(lo, hi)] = (float(is_all_caps(line)), float(len(line.split())),
+                                            float(_ADDRESS_LINE.search(line) is not None))
+        return found
 
     def around(self, i: int, reach: int = 0) -> list[int]:
         """Indexes of the other candidates that overlap ``spans[i]`` or lie within ``reach`` characters of it."""
@@ -167,8 +178,20 @@ def _case(surface: str) -> int:
     return 4
 
 
-def _share(words: Sequence[str], test: Callable[[str], object]) -> float:
-    return sum(1 for w in words if test(w)) / len(words) if words else 0.0
+def _word_shares(words: Sequence[str], cw: ClinicalWords | None) -> tuple[float, ...]:
+    """The shares of ``words`` that are first names, surnames, places, hospital-name words, clinical words, curated
+    jargon, and unknown words (3+ letters, Zipf < 1.5), in one pass over the words."""
+    if not words:
+        return (0.0,) * 7
+    hospital = vocab.hospital_name_words()
+    counts = [0] * 7
+    for w in words:
+        reason = cw.reason(w) if cw is not None else None
+        for k, hit in enumerate((vocab.is_first_name(w), vocab.is_surname(w), vocab.is_place_name(w), w in hospital,
+                                 reason is not None, reason in ("jargon", "care-unit"),
+                                 len(w) > 2 and vocab.zipf(w) < 1.5)):
+            counts[k] += hit
+    return tuple(c / len(words) for c in counts)
 
 
 def row(view: NoteView, i: int, cues: Cues) -> list[float]:
@@ -195,7 +218,7 @@ def row(view: NoteView, i: int, cues: Cues) -> list[float]:
     letters = sum(c.isalpha() for c in surface)
     uppers = sum(c.isupper() for c in surface)
     lo, hi = line_bounds(text, a, b)
-    line = text[lo:hi]
+    caps_line, line_words, address_line = view.line(lo, hi)
     has_digit = HAS_DIGIT.search(surface) is not None
     run = number_run(text, a, b)[2] if has_digit else ""
     zipfs = [vocab.zipf(w) for w in alpha if len(w) > 1] or [0.0]
@@ -208,7 +231,8 @@ def row(view: NoteView, i: int, cues: Cues) -> list[float]:
     if alpha and span.label == Label.NAME:
         key = alpha[-1]
         named = float(view.named[key] - _confident_name(span) > 0)
-    flags = cues.flags(span, text, spans, view.matches)
+    measure = measurement_value(text, a, b)
+    flags = cues.flags(span, text, spans, view.matches, measure)
     out = [
         LABEL_CODES[str(span.label)], SUBTYPE_CODES.get(span.subtype, 0), float("regex" in srcs), float("ner" in srcs),
         float("dictionary" in srcs), float(len(srcs)), span.score, best.get("ner", 0.0), best.get("regex", 0.0),
@@ -220,16 +244,12 @@ def row(view: NoteView, i: int, cues: Cues) -> list[float]:
         float(readable_date(run)) if run else -1.0, float(not letters and has_digit),
         float(_CLOCK.search(surface) is not None), float(_FULL_DATE.search(surface) is not None),
         float(any(w in MONTH_TOKENS for w in alpha)), float(any(w in WEEKDAY_TOKENS for w in alpha)),
-        _case(surface), float(is_all_caps(line)), float(len(line.split())),
+        _case(surface), caps_line, line_words,
         float(not text[lo:a].strip()), float(_HEADING_AFTER.match(text, b) is not None), float("\n" in surface),
         min(zipfs), max(zipfs), sum(zipfs) / len(zipfs),
-        _share(alpha, vocab.is_first_name), _share(alpha, vocab.is_surname), _share(alpha, vocab.is_place_name),
-        _share(alpha, vocab.hospital_name_words().__contains__),
-        _share(alpha, cw.is_clinical) if cw is not None else 0.0,
-        _share(alpha, cw.is_curated) if cw is not None else 0.0,
-        _share(alpha, lambda w: len(w) > 2 and vocab.zipf(w) < 1.5),
+        *_word_shares(alpha, cw),
         sum(1 for c in surface if c.isalpha() and not c.isascii()) / max(1, letters),
-        float(bool(med)), float(any(m.ambiguous for m in med)), float(measurement_value(text, a, b)),
+        float(bool(med)), float(any(m.ambiguous for m in med)), float(measure),
         float(name_context(text, a, b)), float(_TITLE_BEFORE.search(left) is not None),
         float(_KIN_BEFORE.search(left) is not None), float(_PROVIDER_BEFORE.search(left) is not None),
         float(_CREDENTIAL_AFTER.match(right) is not None), float(_PLACE_CUE_BEFORE.search(left) is not None),
@@ -238,7 +258,7 @@ def row(view: NoteView, i: int, cues: Cues) -> list[float]:
         float(_DATE_CUE_BEFORE.search(left) is not None), float(_DOSE_BEFORE.search(left) is not None),
         float(_VERB_BEFORE.search(left) is not None), float(_AGE_SEX_AFTER.match(right) is not None),
         float(_NUMBER_BEFORE.search(left) is not None), float(_NUMBER_AFTER.match(right) is not None), named,
-        float(min(repeats, 10)), float(_ADDRESS_LINE.search(line) is not None),
+        float(min(repeats, 10)), address_line,
         view.kchars, view.caps_share, float(len(spans)),
         *(float(f) for f in flags),
         float(not any(flags) and (span.score >= threshold or len(best) >= 2)),
