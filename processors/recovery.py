@@ -50,6 +50,7 @@ from processors.shapes import (
     message_identifiers,
     protected,
     relation_word,
+    windows,
 )
 from schemas.labels import Label
 from schemas.models import Span
@@ -141,22 +142,6 @@ _TYPE_WORDS = frozenset("hospital hospitals hosp medical center centre ctr clini
 _PLACE_TRAILING = frozenset({"at", "or", "on", "for", "to", "in", "with", "from", "by"})
 _SYNTAX_REACH = 28  # a syntax match overlapping a span starts/ends within this many characters of it
 _CAPS_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,9}\b")
-
-
-def _windows(text: str, spans: Sequence[Span], reach: int) -> list[tuple[int, int]]:
-    """Merged regions ``reach`` characters around the spans, widened to whitespace."""
-    regions: list[list[int]] = []
-    for s in sorted(spans, key=lambda sp: sp.start):
-        lo, hi = max(0, s.start - reach), min(len(text), s.end + reach)
-        while lo > 0 and not text[lo - 1].isspace():
-            lo -= 1
-        while hi < len(text) and not text[hi].isspace():
-            hi += 1
-        if regions and lo <= regions[-1][1]:
-            regions[-1][1] = max(regions[-1][1], hi)
-        else:
-            regions.append([lo, hi])
-    return [(lo, hi) for lo, hi in regions]
 
 
 def covered(text: str, start: int, end: int, intervals: Sequence[tuple[int, int]]) -> bool:
@@ -402,11 +387,11 @@ class MedicalRecovery:
             return note
         spans = list(note.spans)
         cand_spans = [spans[i] for i in candidates]
-        windows = _windows(text, cand_spans, MAX_CHARS) if self.config.use_terms else []
-        if sum(hi - lo for lo, hi in windows) > len(text) // 2:
+        regions = windows(text, cand_spans, MAX_CHARS) if self.config.use_terms else []
+        if sum(hi - lo for lo, hi in regions) > len(text) // 2:
             matches = self.vocab.scan(text)  # one pass beats many calls
         else:
-            matches = [m for lo, hi in windows for m in self.vocab.scan(text, lo, hi)]
+            matches = [m for lo, hi in regions for m in self.vocab.scan(text, lo, hi)]
         syntax = self._syntax_near(text, cand_spans) if self.config.use_syntax else []
         drop: set[int] = set()
         cut: list[Span] = []
@@ -478,7 +463,7 @@ class MedicalRecovery:
             if HAS_DIGIT.search(text, max(0, s.start - 12), s.end + 12)
             and not _FULL_DATE.fullmatch(text, s.start, s.end)
         ]
-        for lo, hi in _windows(text, numeric, _SYNTAX_REACH):
+        for lo, hi in windows(text, numeric, _SYNTAX_REACH):
             out.extend(medical_syntax_spans(text, genes, start=lo, end=hi))
         for s in spans:
             if _CAPS_TOKEN.search(text, s.start, s.end):

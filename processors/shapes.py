@@ -48,6 +48,23 @@ NUMBER_PIECE = re.compile(r"[\d/.:-]*\d[\d/.:-]*")
 _RUN_CHAR = re.compile(r"[\w/.:-]")
 
 
+def windows(text: str, spans: Sequence[Span], reach: int) -> list[tuple[int, int]]:
+    """Merged regions ``reach`` characters around the spans, widened to whitespace (where recovery and decide scan
+    the medical vocabulary)."""
+    regions: list[list[int]] = []
+    for s in sorted(spans, key=lambda sp: sp.start):
+        lo, hi = max(0, s.start - reach), min(len(text), s.end + reach)
+        while lo > 0 and not text[lo - 1].isspace():
+            lo -= 1
+        while hi < len(text) and not text[hi].isspace():
+            hi += 1
+        if regions and lo <= regions[-1][1]:
+            regions[-1][1] = max(regions[-1][1], hi)
+        else:
+            regions.append([lo, hi])
+    return [(lo, hi) for lo, hi in regions]
+
+
 def identifier_shaped(surface: str) -> bool:
     """``surface`` holds a phone, email, URL, IP or SSN shape, or is a ZIP code."""
     return bool(_SHAPES.search(surface) or _ZIP.fullmatch(surface))

@@ -31,7 +31,15 @@ from dictionaries.text import (
 )
 from processors.decide.cues import RULES, Cues
 from processors.pipeline import Note
-from processors.shapes import HAS_DIGIT, LETTER_RUN, message_identifiers, number_run, protected, readable_date
+from processors.shapes import (
+    HAS_DIGIT,
+    LETTER_RUN,
+    message_identifiers,
+    number_run,
+    protected,
+    readable_date,
+    windows,
+)
 from processors.spans import SOURCE_THRESHOLDS, sources_of
 from schemas.labels import Label, Subtype
 from schemas.models import Span
@@ -286,23 +294,6 @@ def weekday_only(span: Span, text: str) -> bool:
     return bool(words) and all(w.lower().rstrip(".") in WEEKDAY_TOKENS for w in words)
 
 
-def _windows(text: str, spans: Sequence[Span], reach: int) -> list[tuple[int, int]]:
-    """Merged regions ``reach`` characters around the spans, widened to whitespace."""
-    regions: list[list[int]] = []
-    for s in sorted(spans, key=lambda sp: sp.start):
-        lo, hi = max(0, s.start - reach), min(len(text), s.end + reach)
-        while lo > 0 and not text[lo - 1].isspace():
-            lo -= 1
-        while hi < len(text) and not text[hi].isspace():
-            hi += 1
-        if regions and lo <= regions[-1][1]:
-            regions[-1][1] = max(regions[-1][1], hi)
-        else:
-            regions.append([lo, hi])
-    return [(lo, hi) for lo, hi in regions]
-
-
-
 @dataclass(frozen=True)
 class Extractor:
     """Splits a note's candidates into those no model may drop (protected sources, identifier shapes, the
@@ -339,6 +330,6 @@ class Extractor:
         if not scored:
             return fixed, [], []
         cands = [note.spans[i] for i in scored]
-        matches = [m for lo, hi in _windows(text, cands, MAX_CHARS) for m in self.vocab.scan(text, lo, hi)]
+        matches = [m for lo, hi in windows(text, cands, MAX_CHARS) for m in self.vocab.scan(text, lo, hi)]
         view = NoteView.of(text, note.spans, matches)
         return fixed, scored, [row(view, i, self.cues) for i in scored]

@@ -3,18 +3,14 @@ own identifiers stay. Spans are built directly (no dependency on the detectors).
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from candidate_notes import SpanSpec, make_note, surfaces
 
 from dictionaries import vocab
-from processors.pipeline import BuildContext, Note, build_processor
+from processors.pipeline import BuildContext, build_processor
 from processors.recovery import MedicalRecovery, covered
 from schemas import ConfigError
-from schemas.models import NoteIn, Patient, PersonName, Span
-
-#: (substring, label, source[, occurrence]) -> a Span on the n-th occurrence of the substring.
-SpanSpec = tuple[Any, ...]
+from schemas.models import Patient, PersonName, Span
 
 
 @pytest.fixture(scope="module")
@@ -22,22 +18,6 @@ def recovery() -> MedicalRecovery:
     proc = build_processor("recovery", {}, BuildContext(cache_dir=vocab.cache_dir()))
     assert isinstance(proc, MedicalRecovery)
     return proc
-
-
-def make_note(text: str, specs: list[SpanSpec], patient: Patient | None = None) -> Note:
-    spans = []
-    for spec in specs:
-        sub, label, source = spec[:3]
-        occurrence = spec[3] if len(spec) > 3 else 0
-        start = -1
-        for _ in range(occurrence + 1):
-            start = text.index(sub, start + 1)
-        spans.append(Span(start=start, end=start + len(sub), label=label, source=source))
-    return Note(input=NoteIn(note_id="n1", text=text, patient=patient), spans=tuple(spans))
-
-
-def surfaces(note: Note, spans: tuple[Span, ...]) -> list[str]:
-    return [note.text[s.start:s.end] for s in spans]
 
 
 def dropped_surfaces(recovery: MedicalRecovery, text: str, specs: list[SpanSpec]) -> list[str]:

@@ -6,19 +6,16 @@ on which a cue fires, the rest stay without a cue. Spans are built directly (no 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
+from candidate_notes import SpanSpec, make_note, surfaces
 
 from dictionaries import vocab
 from dictionaries.medical import medical_vocabulary
 from processors.decide.cues import RULES, Cues
 from processors.pipeline import BuildContext, Note, build_processor
 from processors.shapes import message_identifiers, protected
-from schemas.models import NoteIn, Patient, PersonName, Span
-
-#: (substring, label, source[, occurrence]) -> a Span on the n-th occurrence of the substring.
-SpanSpec = tuple[Any, ...]
+from schemas.models import Patient, PersonName
 
 
 class Judge:
@@ -52,22 +49,6 @@ class Judge:
 @pytest.fixture(scope="module")
 def recovery() -> Judge:
     return Judge()
-
-
-def make_note(text: str, specs: list[SpanSpec], patient: Patient | None = None) -> Note:
-    spans = []
-    for spec in specs:
-        sub, label, source = spec[:3]
-        occurrence = spec[3] if len(spec) > 3 else 0
-        start = -1
-        for _ in range(occurrence + 1):
-            start = text.index(sub, start + 1)
-        spans.append(Span(start=start, end=start + len(sub), label=label, source=source))
-    return Note(input=NoteIn(note_id="n1", text=text, patient=patient), spans=tuple(spans))
-
-
-def surfaces(note: Note, spans: tuple[Span, ...]) -> list[str]:
-    return [note.text[s.start:s.end] for s in spans]
 
 
 def dropped_surfaces(recovery: Judge, text: str, specs: list[SpanSpec]) -> list[str]:
