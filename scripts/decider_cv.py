@@ -47,8 +47,13 @@ def _span_dict(s: Any) -> dict[str, Any]:
             "source": s.source}
 
 
-def read_oof(path: Path = OOF) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+#: another NER's files for an experiment (``--oof`` / ``--ner-model`` of train and measure); None: the shipped ones
+OVERRIDE: dict[str, Path | None] = {"oof": None, "ner_model": None}
+
+
+def read_oof(path: Path | None = None) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """(header, note id -> NER spans) of the out-of-fold file."""
+    path = path or OVERRIDE["oof"] or OOF
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         header = json.loads(fh.readline())
         spans = {}
@@ -72,39 +77,83 @@ def lockbox_gold() -> list[Any]:
     return split(load_gold(DEV, load_label_map("physionet")))[1]
 
 
-def oof(args: argparse.Namespace) -> int:
-    """Each design note's NER spans from its fold's model, at each threshold asked for."""
+def _oof_fold(job: tuple[int, str, str, list[Any], list[float], int, bool]) -> dict[str, dict[str, Any]]:
+    """One fold: its held-out notes' NER spans from the fold's model (CPU, int8: the shipped runtime's path).
+    ``keep_all``: keep spans of function words only too (the NER step drops them; that test needs wordfreq, which
+    the GPU machine lacks: ``oof-filter`` drops them here afterwards)."""
+    k, packs, variant, notes, thresholds, threads, keep_all = job
+    import torch
     from ner_cv import unpack
 
-    from processors.evaluation.folds import group_folds
     from processors.ner.step import decode_spans, load_model, only_function_words, predict
 
-    gold = design_gold()
+    torch.set_num_threads(threads)
+    models = REPO / ".gpu/models"
+    model_dir = unpack(Path(packs) / f"{variant}fold{k}.tar", models / f"{variant}fold{k}")
+    model = load_model(str(model_dir.resolve()), "cpu", True, "auto")
+    pieces = predict(model, [g.text for g in notes], batch_size=32, max_length=512, overlap=64)
+    rows: dict[str, dict[str, Any]] = {}
+    for g, p in zip(notes, pieces, strict=True):
+        rows[g.id] = {"id": g.id, "fold": k, "spans": {}}
+        for t in thresholds:
+            spans = decode_spans(g.text, p.offsets, p.probs, model.index, token_threshold=t, min_score=t)
+            rows[g.id]["spans"][str(t)] = [_span_dict(s) for s in spans
+                                           if keep_all or not only_function_words(g.text[s.start:s.end])]
+    print(json.dumps({"fold": k, "notes": len(notes)}), flush=True)
+    return rows
+
+
+def oof(args: argparse.Namespace) -> int:
+    """Each design note's NER spans from its fold's model, at each threshold asked for."""
+    from processors.evaluation.folds import group_folds
+    from processors.evaluation.gold import load_gold
+
+    # --notes: the design notes already in our labels (scripts/ner_cv.py prepare's .gpu/physionet.jsonl), where
+    # ../shared is not at hand (the GPU machine); same notes, same order, same folds as design_gold()
+    gold = load_gold(args.notes) if args.notes else design_gold()
     thresholds = [float(t) for t in args.thresholds.split(",")]
     folds = group_folds(gold, K, 0)
+    jobs = [(k, args.packs, args.variant, [gold[i] for i in held], thresholds, max(1, args.threads), args.no_filter)
+            for k, held in enumerate(folds)]
     rows: dict[str, dict[str, Any]] = {}
-    models = REPO / ".gpu/models"
-    for k, held in enumerate(folds):
-        model_dir = unpack(Path(args.packs) / f"{args.variant}fold{k}.tar", models / f"{args.variant}fold{k}")
-        model = load_model(str(model_dir.resolve()), "cpu", True, "auto")
-        notes = [gold[i] for i in held]
-        pieces = predict(model, [g.text for g in notes], batch_size=32, max_length=512, overlap=64)
-        for g, p in zip(notes, pieces, strict=True):
-            rows[g.id] = {"id": g.id, "fold": k, "spans": {}}
-            for t in thresholds:
-                spans = decode_spans(g.text, p.offsets, p.probs, model.index, token_threshold=t, min_score=t)
-                rows[g.id]["spans"][str(t)] = [_span_dict(s) for s in spans
-                                               if not only_function_words(g.text[s.start:s.end])]
-        print(json.dumps({"fold": k, "notes": len(notes)}), flush=True)
-    OOF.parent.mkdir(parents=True, exist_ok=True)
+    if args.jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            for part in pool.map(_oof_fold, jobs):
+                rows.update(part)
+    else:
+        for job in jobs:
+            rows.update(_oof_fold(job))
+    out = Path(args.out) if args.out else OOF
+    out.parent.mkdir(parents=True, exist_ok=True)
     header = {"what": "NER spans of each PhysioNet dev design note from the fold model trained without its patient",
               "folds": K, "fold_seed": 0, "thresholds": thresholds, "packs_variant": args.variant,
-              "recipe": "scripts/ner_cv.py train --steps 400 --lr 1e-4 --repeat 3 (stage-2 base), CPU int8 inference"}
-    with gzip.open(OOF, "wt", encoding="utf-8", compresslevel=9) as fh:
+              "recipe": args.recipe, "torch": __import__("torch").__version__, "function_words_dropped": not args.no_filter}
+    with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as fh:
         fh.write(json.dumps(header) + "\n")
         for g in gold:
             fh.write(json.dumps(rows[g.id]) + "\n")
-    print(f"wrote {OOF} ({OOF.stat().st_size} bytes)")
+    print(f"wrote {out} ({out.stat().st_size} bytes)")
+    return 0
+
+
+def oof_filter(args: argparse.Namespace) -> int:
+    """Drop the spans of function words only from an out-of-fold file written with ``oof --no-filter``."""
+    from processors.ner.step import only_function_words
+
+    text = {g.id: g.text for g in design_gold()}
+    with gzip.open(args.input, "rt", encoding="utf-8") as fh:
+        header = json.loads(fh.readline())
+        rows = [json.loads(line) for line in fh]
+    header["function_words_dropped"] = True
+    with gzip.open(args.out, "wt", encoding="utf-8", compresslevel=9) as fh:
+        fh.write(json.dumps(header) + "\n")
+        for r in rows:
+            t = text[r["id"]]
+            r["spans"] = {k: [s for s in v if not only_function_words(t[s["start"]:s["end"]])] for k, v in r["spans"].items()}
+            fh.write(json.dumps(r) + "\n")
+    print(f"wrote {args.out}")
     return 0
 
 
@@ -117,7 +166,8 @@ def stored_at(threshold: float) -> dict[str, list[dict[str, Any]]]:
 
 
 def ner_options(threshold: float) -> dict[str, Any]:
-    return {"token_threshold": threshold, "min_score": threshold}
+    extra = {"model_dir": str(OVERRIDE["ner_model"])} if OVERRIDE["ner_model"] else {}
+    return {"token_threshold": threshold, "min_score": threshold, **extra}
 
 
 def training_corpora(weight: float = 20.0) -> list[Any]:
@@ -142,7 +192,8 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str) -> dict[str, l
 
     from processors.ner.step import DEFAULT_MODEL_DIR
 
-    digest = hashlib.sha256((DEFAULT_MODEL_DIR / "model.safetensors").read_bytes()).hexdigest()[:12]
+    model_dir = OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR
+    digest = hashlib.sha256((model_dir / "model.safetensors").read_bytes()).hexdigest()[:12]
     path = REPO / ".gpu/ner_cache" / f"{name}-{digest}-{threshold}.jsonl.gz"
     if path.is_file():
         with gzip.open(path, "rt", encoding="utf-8") as fh:
@@ -362,6 +413,16 @@ def main() -> int:
     o.add_argument("--packs", default=str(REPO / ".gpu/packs"))
     o.add_argument("--variant", default="d")
     o.add_argument("--thresholds", default="0.08,0.03")
+    o.add_argument("--notes", default=None, help="the design notes in our labels (default: from ../shared)")
+    o.add_argument("--out", default=None, help=f"default: {OOF.relative_to(REPO)}")
+    o.add_argument("--jobs", type=int, default=1, help="folds run in parallel processes")
+    o.add_argument("--no-filter", action="store_true", help="keep spans of function words only (then oof-filter)")
+    f = sub.add_parser("oof-filter")
+    f.add_argument("input")
+    f.add_argument("out")
+    o.add_argument("--threads", type=int, default=2, help="torch threads per process")
+    o.add_argument("--recipe", default="scripts/ner_cv.py train --steps 400 --lr 1e-4 --repeat 3 (stage-2 base), "
+                   "CPU int8 inference", help="how the packs were trained (written into the header)")
     t = sub.add_parser("train")
     t.add_argument("--ner-threshold", type=float, default=None)
     t.add_argument("--target-recall", type=float, default=0.975)
@@ -382,8 +443,12 @@ def main() -> int:
     a.add_argument("--rules", default=None, help="comma-separated recovery options (default: every hard rule)")
     a.add_argument("--direct", action="store_true", help="keep the shipped decision model (no retraining)")
     a.add_argument("-o", "--output", default=str(RESULTS / "decider_ablation.json"))
+    for p in (t, m):
+        p.add_argument("--oof", type=Path, default=None, help="another NER's out-of-fold file (an experiment)")
+        p.add_argument("--ner-model", type=Path, default=None, help="that NER's model on all design notes")
     args = ap.parse_args()
-    return {"oof": oof, "train": train, "measure": measure, "ablate": ablate}[args.cmd](args)
+    OVERRIDE.update(oof=getattr(args, "oof", None), ner_model=getattr(args, "ner_model", None))
+    return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate}[args.cmd](args)
 
 
 if __name__ == "__main__":

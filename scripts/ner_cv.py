@@ -157,8 +157,9 @@ def train_folds(args: argparse.Namespace) -> int:
         data = [mix] + [WORK / "physionet.jsonl"] * args.repeat
         cfg = TrainConfig(
             data=data, out=model_dir, base_model=str(base), max_steps=args.steps, lr=args.lr, batch_size=args.batch_size,
-            max_length=512, seed=13, subtypes=["NAME"], device="auto", threads=args.threads, fold=None if fold == "all" else f"{fold}/{K}",
+            max_length=512, seed=args.seed, subtypes=["NAME"], device="auto", threads=args.threads, fold=None if fold == "all" else f"{fold}/{K}",
             command=(f"scripts/ner_cv.py train --steps {args.steps} --lr {args.lr} --repeat {args.repeat} --folds {fold}"
+                     + (f" --seed {args.seed}" if args.seed != 13 else "")
                      + (f" --shift-max {args.shift_max}" if args.shift_max is not None else "")
                      + (f" --synthetic-max {args.synthetic_max}" if args.synthetic_max is not None else "")),
         )
@@ -170,6 +171,60 @@ def train_folds(args: argparse.Namespace) -> int:
                "args": vars(args)}
         run.update(_pack(model_dir, out / f"{args.variant}fold{fold}.tar", run))
         print(json.dumps(run), flush=True)
+    return 0
+
+
+CARRY = REPO / ".gpucarry"
+
+
+def carry(args: argparse.Namespace) -> int:
+    """What ``train`` needs on the GPU machine, small enough to travel with the working tree (64 MiB a call):
+    the mix gzipped, the design notes, and the base model without its word-piece embeddings, which equal the
+    shipped model's (frozen in every stage; checked by hash) and are put back by ``uncarry`` there."""
+    import gzip
+
+    from safetensors.torch import load_file, save_file
+
+    CARRY.mkdir(exist_ok=True)
+    with (WORK / "mix.jsonl").open("rb") as src, gzip.open(CARRY / "mix.jsonl.gz", "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst)
+    shutil.copy(WORK / "physionet.jsonl", CARRY / "physionet.jsonl")
+    base = CARRY / "base"
+    base.mkdir(exist_ok=True)
+    tensors = load_file(str(BASE / "model.safetensors"))
+    embed = tensors.pop(EMBED)
+    shipped = load_file(str(SHIPPED / "model.safetensors"))[EMBED]
+    if not bool((embed.float() == shipped.float()).all()):
+        raise SystemExit("the base model's word-piece embeddings differ from the shipped model's: carry them whole")
+    save_file(tensors, str(base / "model.safetensors"))
+    for name in _MODEL_FILES:
+        if name != "model.safetensors":
+            shutil.copy(BASE / name, base / name)
+    size = sum(f.stat().st_size for f in CARRY.rglob("*") if f.is_file())
+    print(f"wrote {CARRY} ({size / 2**20:.1f} MiB); carry it with the .whl folder (pydantic, rapidfuzz for Python 3.12)")
+    return 0
+
+
+def uncarry(args: argparse.Namespace) -> int:
+    """On the GPU machine: .gpu/ (mix, design notes, base with the shipped embeddings) from .gpucarry/."""
+    import gzip
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    WORK.mkdir(exist_ok=True)
+    BASE.mkdir(exist_ok=True)
+    with gzip.open(CARRY / "mix.jsonl.gz", "rb") as src, (WORK / "mix.jsonl").open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    shutil.copy(CARRY / "physionet.jsonl", WORK / "physionet.jsonl")
+    tensors = load_file(str(CARRY / "base/model.safetensors"))
+    tensors[EMBED] = load_file(str(SHIPPED / "model.safetensors"))[EMBED].to(torch.float16)
+    save_file(tensors, str(BASE / "model.safetensors"), metadata={"format": "pt"})
+    for name in _MODEL_FILES:
+        if name != "model.safetensors":
+            shutil.copy(CARRY / "base" / name, BASE / name)
+    check_base(BASE)
+    print(f"wrote {WORK} from {CARRY}")
     return 0
 
 
@@ -298,8 +353,11 @@ def main() -> int:
     t.add_argument("--base", default=str(BASE), help="the model the fold models start from (default: the stage-2 "
                    "model that prepare writes; never the shipped one, which saw every dev note)")
     t.add_argument("--threads", type=int, default=None, help="CPU threads for training (default: torch's)")
+    t.add_argument("--seed", type=int, default=13, help="training seed (shuffling, dropout, head init)")
     t.add_argument("--shift-max", type=int, default=None, help="use only the first N ICU shift notes of the mix")
     t.add_argument("--synthetic-max", type=int, default=None, help="use only the first N other synthetic notes")
+    sub.add_parser("carry", help="here: .gpucarry/, what train needs on the GPU machine (with the .whl wheels)")
+    sub.add_parser("uncarry", help="on the GPU machine: .gpu/ from .gpucarry/")
     o = sub.add_parser("score-one", help="one fold's model: its held-out dev notes and presidio_synth_v2")
     o.add_argument("--pack", required=True)
     o.add_argument("--fold", type=int, default=0)
@@ -312,7 +370,8 @@ def main() -> int:
     s.add_argument("--threshold", type=float, default=None, help="NER threshold of the retrained models")
     s.add_argument("-o", "--output", default=str(REPO / "scripts/results/ner_cv_physionet.json"))
     args = ap.parse_args()
-    return {"prepare": prepare, "train": train_folds, "score": score, "score-one": score_one}[args.cmd](args)
+    return {"prepare": prepare, "train": train_folds, "score": score, "score-one": score_one,
+            "carry": carry, "uncarry": uncarry}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One device call: NER fold models of the design patients trained side by side on the GPU, then their out-of-fold
+# spans on the design notes (CPU int8, as the shipped runtime decodes them). Prepared here with
+#   .venv/bin/python scripts/ner_cv.py prepare && .venv/bin/python scripts/ner_cv.py carry
+#   (+ the .whl folder: pydantic, pydantic_core, annotated_types, typing_inspection, rapidfuzz for cp312)
+# and run there with carry [".gpucarry", ".whl"]:
+#   bash scripts/gpu_ner_cv.sh "e:--steps 1000" "f:--steps 400 --seed 29"
+# Each argument is VARIANT:TRAIN-ARGS. Back under $OUT: VARIANTfoldall.tar (the model on all design notes, no
+# word-piece embeddings: ner_cv.py unpack puts the shipped ones back), with KEEP_FOLDS=V that variant's fold models
+# (folds_V.tar.partNN), THRESHOLDS=a,b,c the decode thresholds of the out-of-fold spans, oof_VARIANT.jsonl.gz (then `decider_cv.py oof-filter` here: wordfreq is not there), and log.txt.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" /tmp/packs /tmp/logs
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
+python3 scripts/ner_cv.py uncarry || exit 1
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >"$OUT/log.txt"
+t0=$(date +%s)
+for spec in "$@"; do
+  v=${spec%%:*}; a=${spec#*:}
+  for f in all 0 1 2 3 4; do
+    # shellcheck disable=SC2086
+    timeout "${TRAIN_TIMEOUT:-420}" python3 scripts/ner_cv.py train --out /tmp/packs --lr 1e-4 --repeat 3 --folds "$f" \
+      --variant "$v" --threads 1 $a >"/tmp/logs/train_${v}_$f.log" 2>&1 &
+  done
+done
+wait
+echo "training: $(( $(date +%s) - t0 )) s" >>"$OUT/log.txt"
+for spec in "$@"; do
+  v=${spec%%:*}; a=${spec#*:}
+  grep -h '^{' /tmp/logs/train_"${v}"_*.log >>"$OUT/log.txt"
+  if ls /tmp/packs/"${v}"fold{0,1,2,3,4}.tar >/dev/null 2>&1; then
+    python3 scripts/decider_cv.py oof --packs /tmp/packs --variant "$v" --notes .gpu/physionet.jsonl \
+      --out "$OUT/oof_$v.jsonl.gz" --jobs 5 --threads 3 --no-filter --thresholds ${THRESHOLDS:-0.08,0.05,0.03} \
+      --recipe "scripts/ner_cv.py train --lr 1e-4 --repeat 3 $a (stage-2 base, GPU bf16), CPU int8 inference" \
+      >>"$OUT/log.txt" 2>&1
+  else
+    echo "variant $v: a fold model is missing" >>"$OUT/log.txt"; tail -5 /tmp/logs/train_"${v}"_*.log >>"$OUT/log.txt"
+  fi
+  cp /tmp/packs/"${v}"foldall.tar "$OUT/" 2>/dev/null
+done
+if [ -n "${KEEP_FOLDS:-}" ]; then
+  # one variant's fold models too, as parts of at most 15 MiB (the return limit is 16 MiB a file, 8 files):
+  # cat folds_V.tar.part* > folds_V.tar here
+  (cd /tmp/packs && tar cf /tmp/folds_"$KEEP_FOLDS".tar "$KEEP_FOLDS"fold{0,1,2,3,4}.tar && \
+   split -b 15M -d /tmp/folds_"$KEEP_FOLDS".tar "$OUT/folds_$KEEP_FOLDS.tar.part")
+fi
+echo "total: $(( $(date +%s) - t0 )) s" >>"$OUT/log.txt"
+cat "$OUT/log.txt"
