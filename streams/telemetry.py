@@ -28,7 +28,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from processors.pipeline import Note, Pipeline, Processor
+from processors.pipeline import Note, Pipeline, Processor, url_credentials
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricReader
@@ -130,10 +130,23 @@ def _console_stream(settings: TelemetrySettings) -> Any:
 
 
 def _otlp_headers(settings: TelemetrySettings) -> dict[str, str] | None:
-    if settings.otlp_headers is None:
-        return None
-    pairs = (p.split("=", 1) for p in settings.otlp_headers.get_secret_value().split(",") if "=" in p)
-    return {k.strip(): v.strip() for k, v in pairs}
+    """``otlp_headers`` as a dict, plus ``Authorization: Basic`` when ``otlp_endpoint`` carries a user and
+    password (they go in a header so the exporter never holds them in a URL it may log or measure)."""
+    headers: dict[str, str] = {}
+    if settings.otlp_headers is not None:
+        pairs = (p.split("=", 1) for p in settings.otlp_headers.get_secret_value().split(",") if "=" in p)
+        headers.update({k.strip(): v.strip() for k, v in pairs})
+    _, creds = url_credentials(settings.otlp_endpoint or "")
+    if creds is not None and not any(k.lower() == "authorization" for k in headers):
+        import base64
+
+        headers["Authorization"] = "Basic " + base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode("ascii")
+    return headers or None
+
+
+def _otlp_endpoint(settings: TelemetrySettings) -> str | None:
+    """``otlp_endpoint`` without its userinfo (see :func:`_otlp_headers`)."""
+    return url_credentials(settings.otlp_endpoint)[0] if settings.otlp_endpoint else None
 
 
 def _span_exporter(settings: TelemetrySettings) -> SpanExporter | None:
@@ -144,7 +157,7 @@ def _span_exporter(settings: TelemetrySettings) -> SpanExporter | None:
 
         return ConsoleSpanExporter(out=_console_stream(settings),
                                    formatter=lambda span: span.to_json(indent=None) + os.linesep)
-    endpoint = settings.otlp_endpoint
+    endpoint = _otlp_endpoint(settings)
     try:
         if settings.otlp_protocol == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
@@ -176,11 +189,11 @@ def _metric_reader(settings: TelemetrySettings) -> MetricReader | None:
         if settings.otlp_protocol == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Grpc
 
-            exporter = Grpc(endpoint=settings.otlp_endpoint, headers=_otlp_headers(settings))
+            exporter = Grpc(endpoint=_otlp_endpoint(settings), headers=_otlp_headers(settings))
         else:
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
-            ep = settings.otlp_endpoint
+            ep = _otlp_endpoint(settings)
             exporter = OTLPMetricExporter(endpoint=f"{ep.rstrip('/')}/v1/metrics" if ep else None,
                                           headers=_otlp_headers(settings))
     except ImportError:
