@@ -166,16 +166,38 @@ def _worker_versions(_: object = None) -> dict[str, Any]:
 
 def run_notes(
     settings: Settings, cfg: PipelineConfig, notes: Sequence[NoteIn], *, batch_size: int, workers: int,
-    versions: list[dict[str, Any]] | None = None,
+    versions: list[dict[str, Any]] | None = None, command: str = "run",
 ) -> Iterator[list[Note]]:
     """Yield processed batches in input order, in this process or in ``workers`` processes. ``versions``: a list
-    the pipeline's versions (model id, dictionaries, config hash) are appended to once it is built."""
+    the pipeline's versions (model id, dictionaries, config hash) are appended to once it is built. With a telemetry
+    exporter set and one worker, each batch is a span ``deidstream <command>`` with the step spans under it, and the
+    step metrics and ``deid.notes`` (outcome ``<command>`` or ``failed``) are exported; with ``workers`` > 1 nothing
+    is (the worker processes run no exporter)."""
     if workers <= 1:
         pipeline = build_pipeline(settings, cfg)
         if versions is not None:
             versions.append(pipeline.versions().model_dump(mode="json"))
-        for batch in batched(notes, batch_size):
-            yield pipeline.run(batch)
+        if settings.telemetry.exporter == "none":
+            for batch in batched(notes, batch_size):
+                yield pipeline.run(batch)
+            return
+        # telemetry configured: a span per batch named after the command, the step spans and metrics under it
+        from streams import telemetry
+
+        telemetry.setup(settings.telemetry, resource=telemetry.resource_attributes(pipeline.versions()))
+        traced = telemetry.traced(pipeline)
+        try:
+            for batch in batched(notes, batch_size):
+                with telemetry.command_span(command, {"deid.notes": len(batch)}) as span:
+                    out = traced.run(batch)
+                    failed = sum(1 for n in out if n.error is not None)
+                    if span is not None and failed:
+                        telemetry.mark_error(span, "E_NOTES_FAILED")
+                for n in out:
+                    telemetry.count_outcome("failed" if n.error is not None else command)
+                yield out
+        finally:
+            telemetry.shutdown()
         return
     ctx = mp.get_context("fork")
     secret_settings = settings.model_dump(mode="json")

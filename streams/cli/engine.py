@@ -51,7 +51,8 @@ def process_inputs(
         err.print(f"[yellow]skipped[/] {f.where}: [{f.code}] {f.reason}", markup=True, highlight=False)
     try:
         versions: list[dict[str, Any]] = []
-        batches = run_notes(settings, cfg, notes, batch_size=batch_size, workers=workers, versions=versions)
+        batches = run_notes(settings, cfg, notes, batch_size=batch_size, workers=workers, versions=versions,
+                            command="deid" if with_text else "detect")
         output.parent.mkdir(parents=True, exist_ok=True)
         failed_notes = 0
         with output.open("w", encoding="utf-8") as out, Progress(

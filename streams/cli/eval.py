@@ -70,7 +70,7 @@ def run_pipeline(gold_notes: Sequence[GoldNote], *, config: Path | None, steps: 
     versions: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     notes = [n for batch in run_notes(settings, cfg, inputs, batch_size=batch_size, workers=workers,
-                                      versions=versions) for n in batch]
+                                      versions=versions, command="eval") for n in batch]
     elapsed = time.perf_counter() - t0
     if run is not None:
         run.update(provenance(command_line(), cfg, versions[0] if versions else None))
