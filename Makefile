@@ -23,6 +23,8 @@ demo: setup
 samples: setup
 	$(VENV)/bin/deidstream samples
 
+# tests/unit/processors/evaluation/test_report_browser.py needs Debian's chromium (apt-get install -y chromium;
+# .ci/run installs it); without it those tests skip and say so.
 test: setup
 	$(VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
 

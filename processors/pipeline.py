@@ -11,6 +11,7 @@ import hashlib
 import importlib
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -153,8 +154,10 @@ class PipelineConfig(BaseModel):
     policy: SharedPolicy = Field(default_factory=SharedPolicy)
 
     def config_hash(self) -> str:
-        """Stable short hash of the effective config (no secrets in it)."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, default=str)
+        """Stable short hash of the effective config (no secrets in it): SecretStr options hash as their mask,
+        URLs as :func:`mask_url` writes them, so rotating a password or key does not change the hash (changing
+        the user, host or path does)."""
+        blob = json.dumps(mask_urls(self.model_dump(mode="json")), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -227,6 +230,47 @@ def build_processor(name: str, options: Mapping[str, Any], ctx: BuildContext) ->
 
 
 DEFAULT_SECRET = "deidstream-insecure-default-secret"
+
+#: ``scheme://USERINFO@`` inside any text: the userinfo runs to the last ``@`` before the path (RFC 3986).
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#\s]*)@")
+#: what stands for a masked password (or a masked user-only token)
+MASK = "***"
+
+
+def mask_url(text: str) -> str:
+    """``text`` with the credentials of every URL in it masked: ``https://user:pw@host`` ->
+    ``https://user:***@host``; a user-only userinfo (often a token: ``https://TOKEN@host``) -> ``https://***@host``.
+    Text without ``scheme://...@`` is returned unchanged."""
+
+    def repl(m: re.Match[str]) -> str:
+        user, colon, _ = m.group("userinfo").partition(":")
+        return f"{m.group('scheme')}{user}:{MASK}@" if colon else f"{m.group('scheme')}{MASK}@"
+
+    return _URL_USERINFO.sub(repl, text) if "@" in text else text
+
+
+def mask_urls(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with :func:`mask_url` applied to every string in it."""
+    if isinstance(value, str):
+        return mask_url(value)
+    if isinstance(value, Mapping):
+        return {k: mask_urls(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_urls(v) for v in value]
+    return value
+
+
+def url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its userinfo, and ``(user, password)`` when it had one (for an Authorization header, so
+    the password never sits in a URL that a library may log or put in an exception)."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=hostport)), (unquote(user), unquote(password))
 
 
 def make_context(

@@ -367,9 +367,10 @@ def run_worker(settings: Settings) -> None:
     # SIGTERM while the pipeline loads: nothing is in hand yet, so stop cleanly (faust's Worker installs
     # its own handlers once it runs)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    telemetry.setup(settings.telemetry)
     health = Health(stuck_after_s=settings.health.stuck_after_s)
     processor = build_processor(settings)
+    # after the pipeline is built: the resource names its version, model and config hash
+    telemetry.setup(settings.telemetry, resource=telemetry.resource_attributes(processor.versions))
     health.models_loaded = True
     app = create_app(settings, processor, health)
     logger.info("worker: group %s reading %s, steps %s, config %s", settings.worker.group_id, settings.topics.raw,

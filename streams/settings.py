@@ -18,8 +18,11 @@ from pydantic_settings import (
 )
 
 from dictionaries import cache
-from processors.pipeline import DEFAULT_SECRET, PipelineConfig
+from processors.pipeline import DEFAULT_SECRET, PipelineConfig, mask_urls
 from schemas.errors import ConfigError
+
+#: How ``config show`` prints ``secret`` when none was set: pseudonyms and surrogates are then guessable.
+INSECURE_DEFAULT_SHOWN = "INSECURE DEFAULT (built in; set DEID_SECRET from a Kubernetes Secret)"
 
 
 class TransformSettings(BaseModel):
@@ -205,6 +208,18 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _yaml_source(settings_cls), file_secret_settings)
+
+    def secret_is_default(self) -> bool:
+        return self.secret.get_secret_value() in ("", DEFAULT_SECRET)
+
+    def shown(self) -> dict[str, Any]:
+        """The settings as ``config show`` prints them (and as anything else may log or hash them): secrets as
+        ``**********``, the password of every URL in any field masked (``https://user:***@host``), and the
+        built-in secret named as what it is (an insecure default), not as a masked value."""
+        data: dict[str, Any] = mask_urls(self.model_dump(mode="json"))
+        if self.secret_is_default():
+            data["secret"] = INSECURE_DEFAULT_SHOWN
+        return data
 
     def pipeline_config(self) -> PipelineConfig:
         """The pipeline config with the ``transform`` section folded into the transform step's options, and

@@ -1,15 +1,20 @@
-"""OpenTelemetry for the worker: the only module that sets up the SDK.
+"""OpenTelemetry for the worker and the file commands: the only module that sets up the SDK.
 
-- Traces: a span per batch (``deid.batch``, linked to the notes' input contexts), a span per processor
-  under it (``deid.step.<name>``), and a span per note (``deid.note``) whose parent is the W3C
-  ``traceparent`` read from the input headers; the output headers carry the note span's context.
-- Metrics: counters ``deid.notes`` (by outcome), ``deid.dlq`` (by code), ``deid.quarantine``;
-  histograms ``deid.stage.duration`` (ms, by stage), ``deid.batch.duration`` and ``deid.note.latency``
-  (ms from the input record's timestamp to the output's acknowledgement); observable gauge
-  ``deid.consumer.lag`` (records not yet committed, per input topic partition this worker owns).
+- Resource: ``service.name``, ``service.version`` (the pipeline version), ``deid.model.id`` and
+  ``deid.config.hash`` (see :func:`resource_attributes`).
+- Traces (OpenTelemetry messaging conventions): a span per micro-batch named ``process <topic>`` (kind consumer,
+  ``messaging.operation.type`` / ``.name`` ``process``, ``messaging.system`` ``kafka``,
+  ``messaging.destination.name``, ``messaging.batch.message_count``, linked to the notes' input contexts), a span per
+  processor under it (``deid.step.<name>``), and a span per note (``deid.note``) whose parent is the W3C
+  ``traceparent`` read from the input headers; the output headers carry the note span's context. A failed batch,
+  step or note (dead-lettered) has span status ERROR with the exception type or error code (never a message).
+- Metrics: counters ``deid.notes`` (by outcome), ``deid.dlq`` (by code), ``deid.quarantine``, ``deid.spans`` (spans
+  each step put out, by ``deid.step`` and ``deid.label``), ``deid.dropped`` (candidates each step itself dropped, by
+  ``deid.step``); histograms in seconds: ``deid.step.duration`` (one step over one batch), ``deid.batch.duration``
+  and ``deid.note.latency`` (input record timestamp to output acknowledged); observable gauge ``deid.consumer.lag``.
 
-Attributes are counts, labels, stage names, codes and Kafka coordinates; never note text, keys or
-note ids. Every call here swallows its own failures: telemetry never breaks processing.
+Attributes are counts, labels, step names, codes and Kafka coordinates; never note text, keys or note ids. Every
+call here swallows its own failures: telemetry never breaks processing.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from processors.pipeline import Note, Pipeline, Processor
+from processors.pipeline import Note, Pipeline, Processor, url_credentials
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricReader
@@ -58,11 +63,22 @@ def _warn(what: str, exc: BaseException) -> None:
 # -- setup -------------------------------------------------------------------------------------------------
 
 
+def resource_attributes(versions: Any) -> dict[str, str]:
+    """The resource attributes that name what produced the telemetry: pipeline version, model id (``none`` when no
+    step runs a model), config hash, and the LLM model when the LLM pass runs. ``versions``: schemas.Versions."""
+    attrs = {"service.version": str(versions.pipeline), "deid.model.id": str(versions.model or "none"),
+             "deid.config.hash": str(versions.config_hash)}
+    if getattr(versions, "llm_model", None):
+        attrs["deid.llm.model"] = str(versions.llm_model)
+    return attrs
+
+
 def setup(
     settings: TelemetrySettings,
     *,
     span_exporter: SpanExporter | None = None,
     metric_reader: MetricReader | None = None,
+    resource: Mapping[str, str] | None = None,
 ) -> None:
     """Configure tracing and metrics for this process (idempotent: a second call replaces the first).
 
@@ -72,7 +88,10 @@ def setup(
     try:
         from opentelemetry.sdk.resources import Resource
 
-        resource = Resource.create({"service.name": settings.service_name})
+        from processors.pipeline import PIPELINE_VERSION
+
+        res = Resource.create({"service.name": settings.service_name, "service.version": PIPELINE_VERSION,
+                               **dict(resource or {})})
         exporter = span_exporter if span_exporter is not None else _span_exporter(settings)
         reader = metric_reader if metric_reader is not None else _metric_reader(settings)
         with _LOCK:
@@ -81,7 +100,7 @@ def setup(
                 from opentelemetry.sdk.trace import TracerProvider
                 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
-                tp = TracerProvider(resource=resource)
+                tp = TracerProvider(resource=res)
                 # in-memory / console exporters: export synchronously so tests and the demo see every span
                 simple = span_exporter is not None or settings.exporter == "console"
                 tp.add_span_processor(SimpleSpanProcessor(exporter) if simple else BatchSpanProcessor(exporter))
@@ -89,7 +108,7 @@ def setup(
             if reader is not None:
                 from opentelemetry.sdk.metrics import MeterProvider
 
-                _meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+                _meter_provider = MeterProvider(resource=res, metric_readers=[reader])
             _instruments = None
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the worker
         _warn("setup", exc)
@@ -130,10 +149,23 @@ def _console_stream(settings: TelemetrySettings) -> Any:
 
 
 def _otlp_headers(settings: TelemetrySettings) -> dict[str, str] | None:
-    if settings.otlp_headers is None:
-        return None
-    pairs = (p.split("=", 1) for p in settings.otlp_headers.get_secret_value().split(",") if "=" in p)
-    return {k.strip(): v.strip() for k, v in pairs}
+    """``otlp_headers`` as a dict, plus ``Authorization: Basic`` when ``otlp_endpoint`` carries a user and
+    password (they go in a header so the exporter never holds them in a URL it may log or measure)."""
+    headers: dict[str, str] = {}
+    if settings.otlp_headers is not None:
+        pairs = (p.split("=", 1) for p in settings.otlp_headers.get_secret_value().split(",") if "=" in p)
+        headers.update({k.strip(): v.strip() for k, v in pairs})
+    _, creds = url_credentials(settings.otlp_endpoint or "")
+    if creds is not None and not any(k.lower() == "authorization" for k in headers):
+        import base64
+
+        headers["Authorization"] = "Basic " + base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode("ascii")
+    return headers or None
+
+
+def _otlp_endpoint(settings: TelemetrySettings) -> str | None:
+    """``otlp_endpoint`` without its userinfo (see :func:`_otlp_headers`)."""
+    return url_credentials(settings.otlp_endpoint)[0] if settings.otlp_endpoint else None
 
 
 def _span_exporter(settings: TelemetrySettings) -> SpanExporter | None:
@@ -144,7 +176,7 @@ def _span_exporter(settings: TelemetrySettings) -> SpanExporter | None:
 
         return ConsoleSpanExporter(out=_console_stream(settings),
                                    formatter=lambda span: span.to_json(indent=None) + os.linesep)
-    endpoint = settings.otlp_endpoint
+    endpoint = _otlp_endpoint(settings)
     try:
         if settings.otlp_protocol == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
@@ -176,11 +208,11 @@ def _metric_reader(settings: TelemetrySettings) -> MetricReader | None:
         if settings.otlp_protocol == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Grpc
 
-            exporter = Grpc(endpoint=settings.otlp_endpoint, headers=_otlp_headers(settings))
+            exporter = Grpc(endpoint=_otlp_endpoint(settings), headers=_otlp_headers(settings))
         else:
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
-            ep = settings.otlp_endpoint
+            ep = _otlp_endpoint(settings)
             exporter = OTLPMetricExporter(endpoint=f"{ep.rstrip('/')}/v1/metrics" if ep else None,
                                           headers=_otlp_headers(settings))
     except ImportError:
@@ -267,11 +299,14 @@ def link_to(ctx: Any) -> Any:
 
 @contextmanager
 def batch_span(n_records: int, topics: Sequence[str], input_contexts: Sequence[Any]) -> Iterator[Any]:
-    """Current span over one micro-batch, linked to (up to MAX_LINKS) input contexts."""
+    """Current span over one micro-batch, ``process <topic>`` by the messaging conventions, linked to (up to
+    MAX_LINKS) input contexts."""
     links = [lk for lk in (link_to(c) for c in input_contexts[:MAX_LINKS]) if lk is not None]
-    span = start_span("deid.batch", kind=SpanKind.CONSUMER, links=links, attributes={
-        "messaging.system": "kafka", "messaging.batch.message_count": n_records,
-        "messaging.destination.name": ",".join(sorted(set(topics))),
+    names = sorted(set(topics))
+    span = start_span(f"process {names[0]}" if len(names) == 1 else "process", kind=SpanKind.CONSUMER, links=links,
+                      attributes={
+        "messaging.system": "kafka", "messaging.operation.type": "process", "messaging.operation.name": "process",
+        "messaging.batch.message_count": n_records, "messaging.destination.name": ",".join(names),
     })
     token = None
     try:
@@ -293,13 +328,43 @@ def batch_span(n_records: int, topics: Sequence[str], input_contexts: Sequence[A
             except Exception:  # noqa: BLE001
                 pass
         end_span(span, error=error)
-        record_batch_ms((time.perf_counter() - t0) * 1000.0)
+        record_batch_s(time.perf_counter() - t0)
 
 
-def label_counts(spans: Iterable[Any]) -> str:
-    """``"DATE:2,NAME:1"``: label counts as one attribute value (labels only, never text)."""
-    counts = Counter(str(s.label) for s in spans)
-    return ",".join(f"{k}:{v}" for k, v in sorted(counts.items()))
+@contextmanager
+def command_span(command: str, attributes: Mapping[str, Any] | None = None) -> Iterator[Any]:
+    """Current span over a file command's run (``deidstream detect`` / ``deid`` / ``eval``); status ERROR with the
+    exception type when it raises."""
+    span = start_span(f"deidstream {command}", attributes=dict(attributes or {}))
+    token = None
+    try:
+        if span is not None:
+            token = otel_context.attach(trace.set_span_in_context(span))
+    except Exception as exc:  # noqa: BLE001
+        _warn("attach", exc)
+    error: str | None = None
+    try:
+        yield span
+    except BaseException as exc:
+        error = type(exc).__name__
+        raise
+    finally:
+        if token is not None:
+            try:
+                otel_context.detach(token)
+            except Exception:  # noqa: BLE001
+                pass
+        end_span(span, error=error)
+
+
+def mark_error(span: Any, code: str) -> None:
+    """Span status ERROR with ``code`` (an error code or exception type, never a message)."""
+    if span is None:
+        return
+    try:
+        span.set_status(Status(StatusCode.ERROR, code))
+    except Exception as exc:  # noqa: BLE001
+        _warn("status", exc)
 
 
 class TracedProcessor:
@@ -311,6 +376,7 @@ class TracedProcessor:
         self.name = inner.name
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
+        dropped_in = sum(len(n.dropped) for n in notes)
         span = start_span(f"deid.step.{self.name}", attributes={
             "deid.step": self.name, "deid.notes": len(notes),
             "deid.spans_in": sum(len(n.spans) for n in notes),
@@ -321,13 +387,19 @@ class TracedProcessor:
         except BaseException as exc:
             end_span(span, error=type(exc).__name__)
             raise
-        ms = (time.perf_counter() - t0) * 1000.0
+        seconds = time.perf_counter() - t0
+        labels: Counter[str] = Counter()
+        dropped = 0
+        try:
+            labels = Counter(str(s.label) for n in out for s in n.spans)
+            # this step's own drops: what it added to the notes' dropped candidates (not the running total)
+            dropped = max(0, sum(len(n.dropped) for n in out) - dropped_in)
+        except Exception as exc:  # noqa: BLE001
+            _warn("step counts", exc)
         if span is not None:
             try:
                 attrs: dict[str, Any] = {
-                    "deid.spans_out": sum(len(n.spans) for n in out),
-                    "deid.dropped": sum(len(n.dropped) for n in out),
-                    "deid.labels": label_counts(s for n in out for s in n.spans),
+                    "deid.spans_out": sum(labels.values()), "deid.dropped": dropped,
                     "deid.errors": sum(1 for n in out if n.error is not None),
                 }
                 leaks = [n.leak for n in out if n.leak is not None]
@@ -336,7 +408,7 @@ class TracedProcessor:
                 end_span(span, attributes=attrs)
             except Exception as exc:  # noqa: BLE001
                 _warn("step attributes", exc)
-        record_stage_ms(self.name, ms / max(len(notes), 1))
+        record_step(self.name, seconds, labels, dropped)
         return out
 
 
@@ -358,10 +430,14 @@ class _Instruments:
                                                description="notes held back by the leak check")
         self.llm = meter.create_counter("deid.llm.notes", unit="{note}",
                                         description="notes by LLM pass outcome (ok, skipped, failed) and reason code")
-        self.stage = meter.create_histogram("deid.stage.duration", unit="ms",
-                                            description="per-note processing time by pipeline stage")
-        self.batch = meter.create_histogram("deid.batch.duration", unit="ms", description="micro-batch time")
-        self.latency = meter.create_histogram("deid.note.latency", unit="ms",
+        self.spans = meter.create_counter("deid.spans", unit="{span}",
+                                          description="spans a step put out, by step and label")
+        self.dropped = meter.create_counter("deid.dropped", unit="{span}",
+                                            description="candidate spans a step itself dropped, by step")
+        self.step = meter.create_histogram("deid.step.duration", unit="s",
+                                           description="time of one pipeline step over one micro-batch")
+        self.batch = meter.create_histogram("deid.batch.duration", unit="s", description="micro-batch time")
+        self.latency = meter.create_histogram("deid.note.latency", unit="s",
                                               description="input record timestamp to output acknowledged")
         self.lag = meter.create_observable_gauge(
             "deid.consumer.lag", callbacks=[_observe_lag], unit="{record}",
@@ -430,28 +506,34 @@ def count_llm(outcome: str, *, reason: str | None = None) -> None:
         _warn("counter", exc)
 
 
-def record_stage_ms(stage: str, ms: float) -> None:
+def record_step(step: str, seconds: float, labels: Mapping[str, int], dropped: int) -> None:
+    """One step over one batch: its duration, the spans it put out by label, the candidates it dropped."""
+    inst = _inst()
+    if inst is None:
+        return
+    try:
+        inst.step.record(seconds, {"deid.step": step})
+        for label, n in sorted(labels.items()):
+            inst.spans.add(n, {"deid.step": step, "deid.label": label})
+        if dropped:
+            inst.dropped.add(dropped, {"deid.step": step})
+    except Exception as exc:  # noqa: BLE001
+        _warn("step metrics", exc)
+
+
+def record_batch_s(seconds: float) -> None:
     inst = _inst()
     if inst is not None:
         try:
-            inst.stage.record(ms, {"stage": stage})
+            inst.batch.record(seconds)
         except Exception as exc:  # noqa: BLE001
             _warn("histogram", exc)
 
 
-def record_batch_ms(ms: float) -> None:
+def record_latency_s(seconds: float) -> None:
     inst = _inst()
     if inst is not None:
         try:
-            inst.batch.record(ms)
-        except Exception as exc:  # noqa: BLE001
-            _warn("histogram", exc)
-
-
-def record_latency_ms(ms: float) -> None:
-    inst = _inst()
-    if inst is not None:
-        try:
-            inst.latency.record(ms)
+            inst.latency.record(seconds)
         except Exception as exc:  # noqa: BLE001
             _warn("histogram", exc)

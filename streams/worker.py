@@ -99,7 +99,7 @@ class BatchProcessor:
         contexts = [telemetry.extract_context(r.headers) for r in records]
         with telemetry.batch_span(len(records), [r.topic for r in records], contexts):
             spans = [telemetry.start_span("deid.note", parent=ctx, links=_links(), attributes={
-                "messaging.system": "kafka", "messaging.destination.name": r.topic,
+                "messaging.system": "kafka", "messaging.operation.type": "process", "messaging.destination.name": r.topic,
                 "messaging.destination.partition.id": str(r.partition), "messaging.kafka.offset": r.offset,
                 "deid.bytes": len(r.value or b""),
             }) for r, ctx in zip(records, contexts, strict=True)]
@@ -170,8 +170,7 @@ class BatchProcessor:
         llm_outcome = (str(status), getattr(llm, "reason", None)) if status else None
         if span is not None:
             try:
-                attrs = {"deid.outcome": kind, "deid.spans": len(note.spans),
-                         "deid.labels": telemetry.label_counts(note.spans), "deid.leak": bool(note.leak)}
+                attrs = {"deid.outcome": kind, "deid.spans": len(note.spans), "deid.leak": bool(note.leak)}
                 if llm_outcome is not None:
                     attrs["deid.llm"] = llm_outcome[0] + (f":{llm_outcome[1]}" if llm_outcome[1] else "")
                 span.set_attributes(attrs)
@@ -194,6 +193,7 @@ class BatchProcessor:
                 span.set_attributes({"deid.outcome": "dlq", "deid.error_code": code, "deid.error_type": etype})
             except Exception:  # noqa: BLE001
                 pass
+            telemetry.mark_error(span, code)
         return Outcome(rec, "dlq", [OutRecord("dlq", rec.key, letter.model_dump_json().encode(), headers)], code=code,
                        span=span)
 
@@ -265,7 +265,7 @@ async def finish_batch(result: BatchResult, sender: Sender, *, send_timeout_s: f
         if oc.llm is not None:
             telemetry.count_llm(oc.llm[0], reason=oc.llm[1])
         if oc.record.timestamp_ms:
-            telemetry.record_latency_ms(max(0.0, now_ms - oc.record.timestamp_ms))
+            telemetry.record_latency_s(max(0.0, now_ms - oc.record.timestamp_ms) / 1000.0)
         telemetry.end_span(oc.span)
     logger.debug("batch of %d: deid=%d quarantine=%d dlq=%d; delivered in %.0f ms", len(result.outcomes),
                  result.count("deid"), result.count("quarantine"), result.count("dlq"),

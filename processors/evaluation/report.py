@@ -127,18 +127,91 @@ def risk_vs_truth(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ HTML
 
 def _fmt(x: Any, digits: int = 3) -> str:
-    """A table cell: floats to ``digits`` decimals, None as a dash, booleans as yes/no."""
+    """A table cell: floats to ``digits`` decimals, ints with thousands separators, None as a dash, booleans as
+    yes/no."""
     if x is None:
         return "–"
     if isinstance(x, bool):
         return "yes" if x else "no"
     if isinstance(x, float):
-        return f"{x:.{digits}f}"
+        return f"{x:,.{digits}f}"
+    if isinstance(x, int):
+        return f"{x:,}"
     return str(x)
+
+
+def _pct(x: Any) -> str:
+    """A value already in percent, one decimal."""
+    return "–" if x is None else f"{x:,.1f}"
 
 
 def _ci(ci: Any) -> str:
     return "–" if not ci else f"{ci[0]:.3f}–{ci[1]:.3f}"
+
+
+#: CIR metrics that the metrics step reports as shares (0-1): the report shows them in percent like JSC / NSDCG.
+_SHARE_FIELDS = frozenset({"cire", "medical_term_retention", "number_retention", "word_retention"})
+
+
+def _metric_rows(means: Mapping[str, Any], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """Readable name, definition and the mean in percent for each of ``keys`` (``mean_<key>`` in ``means``)."""
+    from processors.evaluation import glossary
+
+    out = []
+    for key in keys:
+        v = means.get(f"mean_{key}")
+        if v is not None and key in _SHARE_FIELDS:
+            v = 100.0 * v
+        out.append({"key": key, "name": glossary.name(key), "definition": glossary.definition(key), "value": v})
+    return out
+
+
+def _label_rows(rep: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The per-label drill-down: gold and predicted tokens, misses and false positives, the metrics with their
+    intervals; a label outside the gold's scheme has no recall or precision against it (``in_scheme`` False)."""
+    scheme = rep.get("gold_labels")
+    cis = rep.get("per_label_ci95") or {}
+    rows = []
+    for label, c in rep.get("per_label", {}).items():
+        gold, found = c.get("gold_tokens"), c.get("gold_tokens_found")
+        pred, correct = c.get("pred_tokens"), c.get("pred_tokens_correct")
+        rows.append({
+            "label": label, "in_scheme": scheme is None or label in scheme, "ci": cis.get(label) or {},
+            "gold_tokens": gold, "missed": gold - found if gold is not None and found is not None else None,
+            "pred_tokens": pred, "false_positives": pred - correct if pred is not None and correct is not None else None,
+            "recall": c.get("recall"), "precision": c.get("precision"), "f1": c.get("f1"),
+            "entities": c.get("entities"), "entity_recall": c.get("entity_recall"),
+        })
+    return rows
+
+
+#: The provenance table's rows: report key -> what the reader sees.
+_PROVENANCE = (("date", "date (UTC)"), ("command", "command"), ("git_commit", "git commit"),
+               ("pipeline_version", "deidstream pipeline version"), ("model", "model id"),
+               ("llm_model", "LLM model"), ("config_hash", "config hash"), ("profile", "profile (steps)"))
+
+
+def _provenance_rows(rep: Mapping[str, Any]) -> list[tuple[str, str]]:
+    run = rep.get("provenance") or {}
+    rows = [(label, _fmt(run.get(key))) for key, label in _PROVENANCE if run.get(key) is not None or key == "model"]
+    if rows and run.get("model") is None:  # never null: say why there is none
+        rows = [(k, v if k != "model id" else "unknown (the predictions carry no provenance)") for k, v in rows]
+    steps = run.get("steps")
+    if steps:
+        rows.append(("steps", ", ".join(steps)))
+    rows.append(("gold file", str(rep.get("gold"))))
+    if rep.get("gold_sha256"):
+        rows.append(("gold file SHA-256", str(rep["gold_sha256"])))
+    if rep.get("predictions"):
+        rows.append(("predictions file", str(rep["predictions"])))
+    if rep.get("notes_per_s") is not None:
+        rows.append(("notes per second (this run)", _fmt(rep["notes_per_s"], 1)))
+    ev = rep.get("eval_run") or {}
+    if ev.get("command"):
+        rows.append(("report made by", str(ev["command"])))
+    if ev.get("git_commit"):
+        rows.append(("report's git commit", str(ev["git_commit"])))
+    return rows
 
 
 def _report_libraries() -> tuple[ModuleType, ModuleType]:
@@ -163,12 +236,16 @@ def _environment() -> jinja2.Environment:
                                             autoescape=j2.select_autoescape(("html", "html.j2")),
                                             undefined=j2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _fmt
+    env.filters["pct"] = _pct
     env.filters["ci"] = _ci
     return env
 
 
 def render_html(rep: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
-    """The whole report as one HTML string (images inline)."""
+    """The whole report as one HTML string (images inline). No raw JSON: every block is a table with readable
+    names and a definition per metric."""
+    from processors.evaluation import glossary
+
     _, plots = _report_libraries()
     summary = rep.get("summary")
     figures = {
@@ -179,9 +256,18 @@ def render_html(rep: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> st
         "estimates_vs_truth": (plots.plot_estimates_vs_truth(rows, summary)
                                if summary and "risk_vs_truth" in summary else None),
     }
-    meta = {k: rep.get(k) for k in ("versions", "notes_per_s", "config_hash", "mode") if rep.get(k) is not None}
-    page: str = _environment().get_template("report.html.j2").render(
-        rep=rep, figures=figures, run=json.dumps(meta, indent=2) if meta else None)
+    view = {
+        "overall": [{"key": k, "name": glossary.name(k), "definition": glossary.definition(k), "value": rep.get(k)}
+                    for k in ("precision", "recall", "f1", "entity_recall")],
+        "labels": _label_rows(rep),
+        "cir": _metric_rows(summary["cir"], CIR_FIELDS) if summary else [],
+        "proxy": _metric_rows(summary["recall_proxy"], PROXY_FIELDS) if summary else [],
+        "targets": glossary.check_targets(rep),
+        "tracking": glossary.tracking_sentences(summary),
+        "provenance": _provenance_rows(rep),
+        "glossary": glossary,
+    }
+    page: str = _environment().get_template("report.html.j2").render(rep=rep, figures=figures, view=view)
     return page
 
 

@@ -26,6 +26,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from processors.pipeline import mask_url
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["REASONS", "LLMClient", "LLMError", "classify"]
@@ -97,7 +99,8 @@ class LLMClient:
         if not base.endswith("/v1"):
             base += "/v1"
         key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
-        self.url = base
+        #: the base URL as shown (repr, logs): a password in it is masked; the SDK gets the real one
+        self.url = mask_url(base)
         self.model = model
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)

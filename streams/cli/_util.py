@@ -159,21 +159,126 @@ def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
+def _worker_versions(_: object = None) -> dict[str, Any]:
+    assert _WORKER_PIPELINE is not None
+    return _WORKER_PIPELINE.versions().model_dump(mode="json")
+
+
 def run_notes(
-    settings: Settings, cfg: PipelineConfig, notes: Sequence[NoteIn], *, batch_size: int, workers: int
+    settings: Settings, cfg: PipelineConfig, notes: Sequence[NoteIn], *, batch_size: int, workers: int,
+    versions: list[dict[str, Any]] | None = None, command: str = "run",
 ) -> Iterator[list[Note]]:
-    """Yield processed batches in input order, in this process or in ``workers`` processes."""
+    """Yield processed batches in input order, in this process or in ``workers`` processes. ``versions``: a list
+    the pipeline's versions (model id, dictionaries, config hash) are appended to once it is built. With a telemetry
+    exporter set and one worker, each batch is a span ``deidstream <command>`` with the step spans under it, and the
+    step metrics and ``deid.notes`` (outcome ``<command>`` or ``failed``) are exported; with ``workers`` > 1 nothing
+    is (the worker processes run no exporter)."""
     if workers <= 1:
         pipeline = build_pipeline(settings, cfg)
-        for batch in batched(notes, batch_size):
-            yield pipeline.run(batch)
+        if versions is not None:
+            versions.append(pipeline.versions().model_dump(mode="json"))
+        if settings.telemetry.exporter == "none":
+            for batch in batched(notes, batch_size):
+                yield pipeline.run(batch)
+            return
+        # telemetry configured: a span per batch named after the command, the step spans and metrics under it
+        from streams import telemetry
+
+        telemetry.setup(settings.telemetry, resource=telemetry.resource_attributes(pipeline.versions()))
+        traced = telemetry.traced(pipeline)
+        try:
+            for batch in batched(notes, batch_size):
+                with telemetry.command_span(command, {"deid.notes": len(batch)}) as span:
+                    out = traced.run(batch)
+                    failed = sum(1 for n in out if n.error is not None)
+                    if span is not None and failed:
+                        telemetry.mark_error(span, "E_NOTES_FAILED")
+                for n in out:
+                    telemetry.count_outcome("failed" if n.error is not None else command)
+                yield out
+        finally:
+            telemetry.shutdown()
         return
     ctx = mp.get_context("fork")
     secret_settings = settings.model_dump(mode="json")
     secret_settings["secret"] = settings.secret.get_secret_value()
     with ctx.Pool(workers, initializer=_init_worker,
                   initargs=(json.dumps(secret_settings), cfg.model_dump_json())) as pool:
+        if versions is not None:
+            versions.append(pool.apply(_worker_versions))
         yield from pool.imap(_run_in_worker, batched(notes, batch_size))
+
+
+# -- provenance: which run made a file -------------------------------------------------------------------
+
+#: ``detect`` / ``deid`` write ``OUTPUT.run.json`` beside their output; ``eval --pred`` reads it.
+RUN_SUFFIX = ".run.json"
+
+
+def git_commit() -> str | None:
+    """The commit of the checkout the code runs from (None outside a git checkout or without git)."""
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and len(commit) == 40 else None
+
+
+def profile_of(steps: Sequence[str]) -> str:
+    """The steps as a profile name, as the results files name them: ``default`` for the shipped steps
+    (output steps aside), else the steps joined with ``-``."""
+    from processors.pipeline import DEFAULT_STEPS
+
+    detection = [s for s in steps if s not in OUTPUT_STEPS]
+    shipped = [s for s in DEFAULT_STEPS if s not in OUTPUT_STEPS]
+    return "default" if detection == shipped else "-".join(detection)
+
+
+def provenance(command: str, cfg: PipelineConfig, versions: dict[str, Any] | None) -> dict[str, Any]:
+    """Which run made an output: UTC date, command line (URL passwords masked), git commit, pipeline version,
+    model id (never null: ``none (...)`` when no step runs a model), config hash and profile."""
+    import datetime
+
+    from processors.pipeline import PIPELINE_VERSION, mask_url
+
+    v = versions or {}
+    model = v.get("model") or f"none (no model step among {','.join(cfg.steps)})"
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": mask_url(command),
+        "git_commit": git_commit() or "unknown (not run from a git checkout)",
+        "pipeline_version": v.get("pipeline") or PIPELINE_VERSION,
+        "model": model,
+        "llm_model": v.get("llm_model"),
+        "config_hash": v.get("config_hash") or cfg.config_hash(),
+        "profile": profile_of(cfg.steps),
+        "steps": list(cfg.steps),
+        "dictionaries": v.get("dictionaries") or {},
+    }
+
+
+def command_line() -> str:
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in ["deidstream", *sys.argv[1:]])
+
+
+def write_provenance(output: Path, prov: dict[str, Any]) -> Path:
+    path = output.with_name(output.name + RUN_SUFFIX)
+    path.write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def read_provenance(output: Path) -> dict[str, Any] | None:
+    """The ``OUTPUT.run.json`` beside ``output``, or None when there is none (or it is not JSON)."""
+    path = output.with_name(output.name + RUN_SUFFIX)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 # -- the stream on one machine (demo, bench-kafka): a worker subprocess ------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -21,12 +21,15 @@ from streams.cli._util import (
     OutputOpt,
     StepsOpt,
     WorkersOpt,
+    command_line,
     err,
     fail,
     load_settings,
     note_record,
     pipeline_config_for,
+    provenance,
     run_notes,
+    write_provenance,
 )
 
 
@@ -47,7 +50,9 @@ def process_inputs(
     for f in failures:
         err.print(f"[yellow]skipped[/] {f.where}: [{f.code}] {f.reason}", markup=True, highlight=False)
     try:
-        batches = run_notes(settings, cfg, notes, batch_size=batch_size, workers=workers)
+        versions: list[dict[str, Any]] = []
+        batches = run_notes(settings, cfg, notes, batch_size=batch_size, workers=workers, versions=versions,
+                            command="deid" if with_text else "detect")
         output.parent.mkdir(parents=True, exist_ok=True)
         failed_notes = 0
         with output.open("w", encoding="utf-8") as out, Progress(
@@ -66,6 +71,7 @@ def process_inputs(
                         continue
                     out.write(json.dumps(note_record(note, with_text=with_text), ensure_ascii=False) + "\n")
                 progress.advance(task, len(batch))
+        write_provenance(output, provenance(command_line(), cfg, versions[0] if versions else None))
     except DeidError as exc:
         err.print(f"[red]error[/] {exc}", markup=True, highlight=False)
         return EXIT_FAILED

@@ -27,9 +27,13 @@ from schemas.labels import Label
 from streams.cli._util import (
     OUTPUT_STEPS,
     build_pipeline,
+    command_line,
     err,
+    git_commit,
     load_settings,
     pipeline_config_for,
+    provenance,
+    read_provenance,
     run_notes,
     span_record,
 )
@@ -55,18 +59,71 @@ def predict(gold_notes: list[Any], *, config: Path | None, steps: str | None, ba
 
 
 def run_pipeline(gold_notes: Sequence[GoldNote], *, config: Path | None, steps: str | None, batch_size: int,
-                 workers: int, with_metrics: bool) -> tuple[list[Note], float]:
+                 workers: int, with_metrics: bool, run: dict[str, Any] | None = None) -> tuple[list[Note], float]:
     """The pipeline over the gold notes (detection steps, then transform/leakcheck/metrics when
-    ``with_metrics``); processed notes in order, and notes/s."""
+    ``with_metrics``); processed notes in order, and notes/s. ``run``: filled with the run's provenance."""
     settings = load_settings(config)
     cfg = pipeline_config_for(settings, detect_only=True, steps=steps)
     if with_metrics:
         cfg = cfg.model_copy(update={"steps": cfg.steps + OUTPUT_STEPS})
     inputs = [g.to_note_in() for g in gold_notes]
+    versions: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    notes = [n for batch in run_notes(settings, cfg, inputs, batch_size=batch_size, workers=workers) for n in batch]
+    notes = [n for batch in run_notes(settings, cfg, inputs, batch_size=batch_size, workers=workers,
+                                      versions=versions, command="eval") for n in batch]
     elapsed = time.perf_counter() - t0
+    if run is not None:
+        run.update(provenance(command_line(), cfg, versions[0] if versions else None))
     return notes, len(inputs) / elapsed if elapsed > 0 else 0.0
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+#: Notes listed in each of the report's "most misses" / "most false positives" tables.
+WORST_NOTES = 10
+
+
+def worst_notes(result: EvalResult, gold_notes: Sequence[GoldNote], preds: Mapping[str, Sequence[Any]], *,
+                show_text: bool, n: int = WORST_NOTES) -> dict[str, list[dict[str, Any]]]:
+    """The notes with the most missed identifier tokens and with the most false-positive tokens: note id and
+    counts; with ``show_text`` also the missed / falsely marked words (note text: off by default)."""
+    from processors.evaluation.scoring import tokens
+
+    by_id = {g.id: g for g in gold_notes}
+
+    def words(note_id: str, which: str) -> list[str]:
+        g = by_id[note_id]
+        pred = [(int(p["start"]), int(p["end"])) if isinstance(p, Mapping) else (p.start, p.end)
+                for p in preds.get(note_id, ())]
+        out = []
+        for a, b in tokens(g.text):
+            is_gold = any(s.start < b and a < s.end for s in g.spans)
+            is_pred = any(s < b and a < e for s, e in pred)
+            if (which == "fn" and is_gold and not is_pred) or (which == "fp" and is_pred and not is_gold):
+                out.append(g.text[a:b])
+        return out
+
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for key in ("fn", "fp"):
+        ranked = sorted((c for c in result.per_note if getattr(c, key) > 0),
+                        key=lambda c: (-getattr(c, key), c.id))[:n]
+        rows = []
+        for c in ranked:
+            row: dict[str, Any] = {"id": c.id, "tokens": c.tokens, "gold_tokens": c.tp + c.fn, "fn": c.fn, "fp": c.fp,
+                                   "entities": c.entities, "entities_missed": c.entities - c.entities_found}
+            if show_text:
+                row["words"] = words(c.id, key)
+            rows.append(row)
+        tables["most_missed" if key == "fn" else "most_false_positives"] = rows
+    return tables
 
 
 def threshold_sweep(gold_notes: Sequence[GoldNote], *, config: Path | None, steps: str | None, batch_size: int,
@@ -241,6 +298,9 @@ def print_table(rep: dict[str, Any]) -> None:
     def f(x: float | None) -> str:
         return "-" if x is None else f"{x:.3f}"
 
+    def pct(x: float | None, scale: float = 1.0) -> str:
+        return "-" if x is None else f"{x * scale:.1f}%"
+
     for label, c in rep["per_label"].items():
         table.add_row(label, str(c["gold_tokens"]), f(c["recall"]), f(c["precision"]), f(c["f1"]),
                       f(c["entity_recall"]))
@@ -269,8 +329,16 @@ def print_table(rep: dict[str, Any]) -> None:
         med = summary["medical_terms"]
         console.print(
             f"recall proxy LR vs token recall: Pearson {f(corr['pearson'])}, Spearman {f(corr['spearman'])} "
-            f"(n={corr['n']}); mean JSC {f(cir['mean_jsc'])}, NSDCG {f(cir['mean_nsdcg'])}, "
-            f"CIRE {f(cir['mean_cire'])}; medical terms destroyed {f(med['share_destroyed'])}", highlight=False)
+            f"(n={corr['n']}); mean JSC {pct(cir['mean_jsc'])}, NSDCG {pct(cir['mean_nsdcg'])}, "
+            f"CIRE {pct(cir['mean_cire'], 100)}; medical terms destroyed {pct(med['share_destroyed'], 100)}",
+            highlight=False)
+    from processors.evaluation.glossary import check_targets, tracking_sentences
+
+    for t in check_targets(rep):
+        if t["status"] != "n/a":
+            console.print(f"target {t['what']} {t['target']}: {f(t['value'])} {t['status']}", highlight=False)
+    for sentence in tracking_sentences(summary):
+        console.print(f"[yellow]{sentence}[/]", highlight=False)
 
 
 def judge_panel(gold_notes: Sequence[GoldNote], preds: Mapping[str, Sequence[Any]], notes: Sequence[Note] | None, *,
@@ -372,6 +440,9 @@ def register(app: typer.Typer) -> None:
         sweep: Annotated[str | None, typer.Option(
             "--sweep", help="precision-recall trade-off: SOURCE=V1,V2,... (e.g. ner=0.15,0.5,0.9) re-applies the "
                             "ensemble with that source's threshold at each value")] = None,
+        show_text: Annotated[bool, typer.Option(
+            "--show-text", help="list the missed and falsely marked words of the notes with the most errors in the "
+                                "report (note text: off by default; never with --lockbox)")] = False,
         lockbox: Annotated[bool, typer.Option(
             "--lockbox", help="score only the gold file's lockbox notes (PhysioNet / MEDDOCAN dev): aggregates only, "
                               "no per-note rows, predictions or HTML; without it, lockbox notes are left out")] = False,
@@ -393,6 +464,7 @@ def register(app: typer.Typer) -> None:
             gold_notes = box
             judges = judge = sweep = None
             html_report = False
+            show_text = False
         elif box:
             console.print(f"{len(box)} lockbox notes left out (scored in aggregate only, with --lockbox)",
                           highlight=False)
@@ -404,16 +476,26 @@ def register(app: typer.Typer) -> None:
             console.print(f"[yellow]gold labels without a map ({', '.join(foreign)}): token precision/recall are "
                           "label-free; per-label recall uses the gold's own labels[/]", highlight=False)
         extra: dict[str, Any] = {"labels": labels if labels else ("gold's own" if foreign else None)}
+        # the gold scheme: the labels the gold can hold (a label map's targets, else the labels in the gold file)
+        scheme = ({str(v).split("/")[0] for v in label_map.values() if v} if label_map is not None
+                  else {s.label for g in gold_notes for s in g.spans})
+        extra["gold_labels"] = sorted(scheme)
+        extra["gold_sha256"] = file_sha256(gold)
+        extra["eval_run"] = {"command": command_line(), "git_commit": git_commit() or "unknown (not a git checkout)"}
+        run: dict[str, Any] = {}
         notes: list[Note] | None = None
         if pred is not None:
             preds = read_predictions(pred)
             extra["predictions"] = pred.name
+            run = read_provenance(pred) or {
+                "model": "unknown (no " + pred.name + ".run.json beside the predictions: made by another tool, or "
+                         "before detect wrote one)"}
             if metrics:
                 notes = run_output_steps(notes_from_predictions(gold_notes, preds), config=config,
                                          batch_size=batch_size)
         else:
             notes, rate = run_pipeline(gold_notes, config=config, steps=steps, batch_size=batch_size,
-                                       workers=workers, with_metrics=metrics)
+                                       workers=workers, with_metrics=metrics, run=run)
             failed = [n for n in notes if n.error is not None]
             if failed:
                 console.print(f"[yellow]{len(failed)} notes failed in the pipeline (counted as predicting "
@@ -421,6 +503,7 @@ def register(app: typer.Typer) -> None:
             preds = {n.note_id: [span_record(s) for s in n.spans] for n in notes if n.error is None}
             extra["notes_per_s"] = round(rate, 1)
         result = evaluate(gold_notes, preds)
+        extra["provenance"] = run
         rep = report_dict(result, gold=gold, n_boot=bootstrap, seed=seed, extra=extra)
         rep["per_label_ci95"] = label_bootstrap(per_note_labels(gold_notes, preds), n=bootstrap, seed=seed)
         settings = load_settings(config)
@@ -451,6 +534,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"lockbox: {len(gold_notes)} notes, aggregates only; wrote {paths[0]}", highlight=False)
             return
         rep["per_note"] = rows
+        rep["worst_notes"] = worst_notes(result, gold_notes, preds, show_text=show_text)
+        rep["show_text"] = show_text
         if pred is None and notes is not None:
             report.mkdir(parents=True, exist_ok=True)
             with (report / "predictions.jsonl").open("w", encoding="utf-8") as fh:

@@ -242,10 +242,10 @@ def compare(
 
 
 def config_show(config: ConfigOpt = None) -> None:
-    """Print the effective configuration (secrets masked)."""
+    """Print the effective configuration (secrets and URL passwords masked; the built-in secret named as such)."""
     import yaml
 
-    data = load_settings(config).model_dump(mode="json")
+    data = load_settings(config).shown()
     print(yaml.safe_dump(data, sort_keys=False), end="")
 
 

@@ -126,7 +126,8 @@ def test_when_a_range_is_replayed_then_a_versioned_topic_holds_it_and_compare_sh
         assert note_span.name == "deid.note" and note_span.parent is not None
         assert note_span.parent.span_id == index[header(rec, SOURCE_HEADER) or ""] + 1  # the input's span id
     names = {s.name for s in spans.get_finished_spans()}
-    assert {"deid.batch", "deid.note", "deid.step.regex", "deid.step.transform", "deid.step.leakcheck"} <= names
+    assert {f"process {topics.raw}", "deid.note", "deid.step.regex", "deid.step.transform",
+            "deid.step.leakcheck"} <= names
 
     # no identifier (nor note id) in logs, span attributes or DLQ reasons
     for where, text in {"logs": caplog.text, "spans": _attribute_text(spans), "dlq": letter["reason"]}.items():

@@ -89,7 +89,7 @@ def test_when_json_and_hl7_notes_are_published_then_clean_notes_and_metrics_arri
     assert out_trace == TRACE_ID and out_span != PARENT_SPAN
     spans = _spans_by_id(spans_file)
     assert spans[out_span]["parent_id"].removeprefix("0x") == PARENT_SPAN
-    assert {"deid.batch", "deid.note", "deid.step.regex", "deid.step.transform"} <= {s["name"] for s in
+    assert {f"process {topics.raw}", "deid.note", "deid.step.regex", "deid.step.transform"} <= {s["name"] for s in
                                                                                        spans.values()}
     _assert_no_identifiers({"worker log": worker.text(), "spans": spans_file.read_text()},
                            JSON_IDENTIFIERS + HL7_IDENTIFIERS + ("note-zq-1", "CTRL-20240314-0001"))

@@ -6,6 +6,7 @@ any attribute, and telemetry failures that never break processing."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Iterator, Sequence
@@ -99,8 +100,9 @@ def test_when_a_batch_is_processed_then_one_batch_span_and_one_span_per_processo
 ) -> None:
     exporter, _ = otel
     run_batch(processor)
-    (batch,) = by_name(exporter, "deid.batch")
+    (batch,) = by_name(exporter, "process notes.raw")  # the messaging conventions' batch span
     assert batch.attributes is not None and batch.attributes["messaging.batch.message_count"] == 3
+    assert batch.attributes["messaging.operation.type"] == "process" and batch.attributes["messaging.system"] == "kafka"
     steps = [s for s in exporter.get_finished_spans() if s.name.startswith("deid.step.")]
     assert [s.name for s in steps] == [f"deid.step.{name}" for name in STEPS]
     for s in steps:
@@ -115,7 +117,7 @@ def test_when_the_input_has_a_traceparent_then_the_note_span_continues_it_and_ou
     exporter, _ = otel
     result = run_batch(processor)
     notes = by_name(exporter, "deid.note")
-    (batch,) = by_name(exporter, "deid.batch")
+    (batch,) = by_name(exporter, "process notes.raw")
     assert {f"{link.context.trace_id:032x}" for link in batch.links} == {TRACE_ID}
     for oc in result.outcomes:
         span = next(s for s in notes if s.context.span_id == oc.span.get_span_context().span_id)
@@ -179,7 +181,7 @@ def test_when_notes_are_traced_then_no_span_or_metric_attribute_holds_note_text(
     exporter, reader = otel
     run_batch(processor)
     spans, metrics = _span_texts(exporter), _metric_texts(reader)
-    assert any("deid.labels=" in t for t in spans) and metrics  # there is something to scan
+    assert any("deid.spans_out=" in t for t in spans) and any("deid.step=" in t for t in metrics)  # something to scan
     for text in spans + metrics:
         for ident in IDENTIFIERS:
             assert ident not in text, (ident, text)
@@ -197,7 +199,7 @@ def test_when_a_batch_is_delivered_then_outcomes_and_durations_are_measured(
     assert {p.attributes["outcome"]: p.value for p in points["deid.notes"]} == {"deid": 1, "quarantine": 1, "dlq": 1}
     (dlq,) = points["deid.dlq"]
     assert dlq.attributes == {"code": "E102"} and dlq.value == 1
-    assert sorted(p.attributes["stage"] for p in points["deid.stage.duration"]) == sorted(STEPS)
+    assert sorted(p.attributes["deid.step"] for p in points["deid.step.duration"]) == sorted(STEPS)
     assert sum(p.count for p in points["deid.batch.duration"]) == 1
     assert sum(p.count for p in points["deid.note.latency"]) == 3
 
@@ -334,3 +336,100 @@ def test_when_the_llm_step_runs_then_its_outcomes_are_counted_by_status_and_reas
     for text in _span_texts(exporter) + _metric_texts(reader):
         for ident in IDENTIFIERS:
             assert ident not in text, (ident, text)
+
+
+# --- conventions, resource, per-step counts, the file commands (issue 28) ------------------------------------------
+
+
+def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
+    data = reader.get_metrics_data()
+    assert data is not None
+    return {m.name: list(m.data.data_points) for rm in data.resource_metrics for sm in rm.scope_metrics
+            for m in sm.metrics}
+
+
+def test_when_telemetry_is_set_up_with_versions_then_the_resource_names_version_model_and_config_hash(
+    processor: BatchProcessor,
+) -> None:
+    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    telemetry.setup(TelemetrySettings(), span_exporter=exporter, metric_reader=reader,
+                    resource=telemetry.resource_attributes(processor.versions))
+    try:
+        run_batch(processor)
+        (batch,) = by_name(exporter, "process notes.raw")
+        res = dict(batch.resource.attributes)
+    finally:
+        telemetry.shutdown(timeout_s=2.0)
+    assert res["service.version"] == processor.versions.pipeline
+    assert res["deid.config.hash"] == processor.versions.config_hash
+    assert res["deid.model.id"] == "none"  # no model step here: named, not left out
+
+
+def test_when_a_note_is_dead_lettered_then_its_span_status_is_error_with_the_code(
+    processor: BatchProcessor, otel: tuple[InMemorySpanExporter, InMemoryMetricReader],
+) -> None:
+    exporter, _ = otel
+    run_batch(processor)
+    statuses = sorted((s.status.status_code.name, s.status.description) for s in by_name(exporter, "deid.note"))
+    assert statuses == [("ERROR", "E102"), ("UNSET", None), ("UNSET", None)]
+
+
+def test_when_steps_run_then_spans_are_counted_by_label_and_drops_are_each_steps_own(
+    processor: BatchProcessor, otel: tuple[InMemorySpanExporter, InMemoryMetricReader],
+) -> None:
+    from processors.pipeline import Note
+    from schemas.models import NoteIn, Span
+
+    _, reader = otel
+    kept = Span(start=0, end=4, label="NAME", score=0.9, source="regex")
+    gone = Span(start=5, end=9, label="DATE", score=0.2, source="regex")
+
+    class _Dropper:
+        name = "dropper"
+
+        def process_batch(self, notes: Sequence[Note]) -> list[Note]:
+            return [dataclasses.replace(n, spans=(kept,), dropped=(*n.dropped, gone)) for n in notes]
+
+    class _Keeper:
+        name = "keeper"
+
+        def process_batch(self, notes: Sequence[Note]) -> list[Note]:
+            return list(notes)  # drops nothing: the dropper's drop stays in the notes but is not counted again
+
+    pipeline = telemetry.traced(Pipeline([_Dropper(), _Keeper()]))
+    pipeline.run([NoteIn(id="n1", text="Anna 3/14"), NoteIn(id="n2", text="Anna 3/14")])
+    points = _points(reader)
+    spans = {(p.attributes["deid.step"], p.attributes["deid.label"]): p.value for p in points["deid.spans"]}
+    assert spans == {("dropper", "NAME"): 2, ("keeper", "NAME"): 2}
+    assert {p.attributes["deid.step"]: p.value for p in points["deid.dropped"]} == {"dropper": 2}
+    (h,) = [p for p in points["deid.step.duration"] if p.attributes["deid.step"] == "dropper"]
+    assert h.count == 1 and 0 <= h.sum < 5  # seconds, one record per batch call
+
+
+def test_when_detect_runs_with_the_console_exporter_then_it_emits_spans_and_metrics_without_phi(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    from streams.cli import app
+
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps({"id": "tel-note-4471", "text": "Wilhelmina Quackenbush, MRN-7730021, called "
+                                 "919-555-0142 on 03/04/2021."}) + "\n")
+    sink = tmp_path / "otel.jsonl"
+    monkeypatch.setenv("DEID_TELEMETRY__EXPORTER", "console")
+    monkeypatch.setenv("DEID_TELEMETRY__CONSOLE_PATH", str(sink))
+    res = CliRunner().invoke(app, ["detect", str(notes), "-o", str(tmp_path / "out.jsonl"), "--steps",
+                                   "regex,ensemble"])
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in sink.read_text().splitlines() if x.strip()]
+    spans = [x for x in lines if "name" in x and "context" in x]
+    names = {s["name"] for s in spans}
+    assert {"deidstream detect", "deid.step.regex", "deid.step.ensemble"} <= names
+    (cmd,) = [s for s in spans if s["name"] == "deidstream detect"]
+    assert cmd["resource"]["attributes"]["service.version"] and cmd["resource"]["attributes"]["deid.config.hash"]
+    metrics = [x for x in lines if "resource_metrics" in x]
+    text = json.dumps(metrics)
+    assert '"deid.spans"' in text and '"deid.step.duration"' in text and '"unit": "s"' in text
+    for ident in IDENTIFIERS[:5] + ("03/04/2021",):
+        assert ident not in sink.read_text(), ident

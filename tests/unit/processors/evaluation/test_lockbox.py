@@ -98,14 +98,18 @@ def test_when_eval_scores_the_lockbox_then_only_aggregates_are_written(tmp_path:
                             + "\n" for r in boxed + design))
     runner = CliRunner()
     args = ["eval", "--gold", str(gold), "--labels", "physionet", "--pred", str(pred), "--no-metrics"]
-    res = runner.invoke(app, [*args, "--report", str(tmp_path / "box"), "--lockbox"])
+    # --show-text asks for the words of the worst notes: the lockbox ignores it (no per-note rows, ids or text)
+    res = runner.invoke(app, [*args, "--report", str(tmp_path / "box"), "--lockbox", "--show-text"])
     assert res.exit_code == 0, res.output
     rep = json.loads((tmp_path / "box" / "report.json").read_text())
     assert (rep["notes"], rep["tp"], rep["fn"]) == (2, 2, 4)  # "Ames" found, "3/14" (two tokens) missed
-    assert "per_note" not in rep and not (tmp_path / "box" / "report.html").exists()
-    assert "physionet-deid" not in json.dumps(rep) + res.output
+    assert "per_note" not in rep and "worst_notes" not in rep and not (tmp_path / "box" / "report.html").exists()
+    assert rep["per_label"]["DATE"]["gold_tokens"] == 4  # the per-label drill-down is aggregate: it stays
+    dumped = json.dumps(rep) + res.output
+    assert "physionet-deid" not in dumped and "Ames" not in dumped and "3/14" not in dumped
     res = runner.invoke(app, [*args, "--report", str(tmp_path / "design")])
     assert res.exit_code == 0, res.output
     rep = json.loads((tmp_path / "design" / "report.json").read_text())
     assert rep["notes"] == 3 and "2 lockbox notes left out" in res.output
     assert {row["id"] for row in rep["per_note"]} == {r["id"] for r in design}
+    assert {row["id"] for row in rep["worst_notes"]["most_missed"]} <= {r["id"] for r in design}

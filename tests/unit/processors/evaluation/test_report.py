@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import re
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
+from html_tables import tables as _tables
 from paths import DATA, REPO
 from typer.testing import CliRunner
 
@@ -274,44 +274,6 @@ def test_when_a_report_has_no_metrics_then_the_html_still_renders() -> None:
     assert page.count("data:image/png;base64,") == 1 and "0.400–0.600" in page
 
 
-class _Tables(HTMLParser):
-    """The text of every table cell, row by row, and the headings, as a browser shows them."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.rows: list[list[str]] = []
-        self.headings: list[str] = []
-        self._cell: list[str] | None = None
-        self._heading: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "tr":
-            self.rows.append([])
-        elif tag in ("td", "th"):
-            self._cell = []
-        elif tag in ("h1", "h2"):
-            self._heading = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._cell is not None:
-            self.rows[-1].append("".join(self._cell))
-            self._cell = None
-        elif tag in ("h1", "h2") and self._heading is not None:
-            self.headings.append("".join(self._heading))
-            self._heading = None
-
-    def handle_data(self, data: str) -> None:
-        for part in (self._cell, self._heading):
-            if part is not None:
-                part.append(data)
-
-
-def _tables(page: str) -> _Tables:
-    parser = _Tables()
-    parser.feed(page)
-    return parser
-
-
 def test_when_a_report_renders_then_its_tables_carry_the_numbers() -> None:
     rep = {"gold": "g.jsonl", "notes": 1, "tokens": 3, "labels": "presidio", "precision": 1.0, "recall": 0.5,
            "f1": 0.667, "entity_recall": 0.0, "bootstrap": {"resamples": 10, "ci95": {"recall": [0.4, 0.6]}},
@@ -324,21 +286,35 @@ def test_when_a_report_renders_then_its_tables_carry_the_numbers() -> None:
            "notes_per_s": 12.5}
     page = render_html(rep, [])
     tables = _tables(page)
-    assert tables.headings == ["deidstream evaluation: g.jsonl", "Overall", "Per label", "Judge panel", "Run"]
-    assert tables.rows == [
+    assert tables.headings == ["deidstream evaluation: g.jsonl", "Against the quality targets", "Overall (shares, 0–1)",
+                               "Per label (counts in tokens; metrics as shares)", "Judge panel", "Provenance"]
+    rows = tables.rows
+    targets = rows[:8]
+    assert targets[0] == ["target", "required", "measured", "result", "from"]
+    assert targets[1][:4] == ["token recall (generous)", ">= 0.97", "0.500", "fail"]
+    assert targets[2][:4] == ["token precision", ">= 0.85", "1.000", "pass"]
+    assert all(r[3] == "n/a" for r in targets[3:])  # no per-note metrics in this report
+    overall = rows[8:13]
+    assert [r[:3] for r in overall] == [
         ["metric", "value", "95% CI"],
-        ["token precision", "1.000", "–"], ["token recall (generous)", "0.500", "0.400–0.600"],
-        ["token F1", "0.667", "–"], ["entity recall (conservative)", "0.000", "–"],
-        ["label", "gold tokens", "recall", "recall CI", "precision", "precision CI", "F1", "entities",
-         "entity recall", "entity recall CI"],
-        ["NAME", "2", "0.500", "0.400–0.600", "–", "–", "0.667", "1", "0.000", "–"],
+        ["Token precision", "1.000", "–"], ["Token recall (generous)", "0.500", "0.400–0.600"],
+        ["Token F1", "0.667", "–"], ["Entity recall (conservative)", "0.000", "–"],
+    ]
+    assert all(len(r[3]) > 20 for r in overall[1:])  # a definition beside each metric
+    assert rows[13:15] == [
+        ["label", "gold tokens", "missed (FN)", "predicted tokens", "false positives", "recall", "recall CI",
+         "precision", "precision CI", "F1", "entities", "entity recall", "entity recall CI"],
+        ["NAME", "2", "–", "–", "–", "0.500", "0.400–0.600", "–", "–", "0.667", "1", "0.000", "–"],
+    ]
+    assert rows[15:20] == [
         ["TP", "FN", "FP", "TP (not in gold)", "discarded", "precision", "recall"],
         ["3", "1", "2", "0", "1", "0.600", "0.750"],
         ["judge", "agreement with majority"], ["entity", "1.000"], ["string", "0.800"],
     ]
+    assert ["notes per second (this run)", "12.5"] in rows and ["gold file", "g.jsonl"] in rows
     assert "1 notes, 3 tokens; labels: presidio; source: pipeline; bootstrap: 10 resamples over notes." in page
     assert "judges: entity, string; a verdict needs more than 0.50 of the votes." in page
-    assert '"notes_per_s": 12.5' in page.replace("&#34;", '"')
+    assert "<pre>" not in page and "{&#34;" not in page  # no raw JSON dump
 
 
 def test_when_the_panel_has_llm_judges_then_the_html_shows_votes_and_why_they_abstained() -> None:
@@ -351,7 +327,8 @@ def test_when_the_panel_has_llm_judges_then_the_html_shows_votes_and_why_they_ab
                                                         "abstentions": {"split": 1, "timeout": 2}}}}}
     page = render_html(rep, [])
     rows = _tables(page).rows
-    assert rows[-3:] == [
+    at = rows.index(["judge", "agreement with majority", "votes", "abstained", "why abstained", "samples per item"])
+    assert rows[at:at + 3] == [
         ["judge", "agreement with majority", "votes", "abstained", "why abstained", "samples per item"],
         ["entity", "1.000", "5", "0", "–", "–"],
         ["llm:m@vllm:8000", "0.500", "2", "3", "split 1, timeout 2", "3"],
