@@ -5,7 +5,8 @@ n log n in the note's length or its number of candidates).
                                               [-o scripts/results/bench_scaling.json]
 
 Corpora (one note per size, each the first ``size`` characters of):
-- ``real``: the PhysioNet dev notes concatenated in file order (``--real``; their text is never written out);
+- ``real``: the PhysioNet dev notes concatenated in file order, repeated from the first past their ~0.9 MB
+  (``--real``; their text is never written out);
 - ``dense``: an invented passage thick with identifiers (names, MRN, dates, phone, e-mail, SSN, address), repeated,
   one line per passage;
 - ``dense_one_line``: the same without line breaks (a note that is one line: line-based context must not rescan it).
@@ -41,19 +42,14 @@ DENSE_PASSAGE = (
 
 def corpus_text(name: str, size: int, real: Path) -> str:
     if name == "real":
+        notes = [json.loads(line)["text"] for line in real.open(encoding="utf-8")]
         parts: list[str] = []
         total = 0
-        with real.open(encoding="utf-8") as fh:
-            for line in fh:
-                text = json.loads(line)["text"]
-                parts.append(text)
-                total += len(text) + 2
-                if total >= size:
-                    break
-        joined = "\n\n".join(parts)
-        if len(joined) < size:
-            raise SystemExit(f"{real} holds fewer than {size} characters")
-        return joined[:size]
+        while total < size:  # the notes in file order, again from the first when they run out (~0.9 MB in all)
+            text = notes[len(parts) % len(notes)]
+            parts.append(text)
+            total += len(text) + 2
+        return "\n\n".join(parts)[:size]
     passage = DENSE_PASSAGE if name == "dense" else DENSE_PASSAGE.replace("\n", " ")
     return (passage * (size // len(passage) + 1))[:size]
 
