@@ -12,6 +12,7 @@ ventilator settings, blood gases, labs) from the measurement labels and units of
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import importlib.resources
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dictionaries.calendar import MONTH_ABBREVIATIONS
-from dictionaries.text import line_bounds
+from dictionaries.text import LONG_LINE, line_bounds
 
 _NUM = r"\d+(?:[.,]\d+)?"
 _ROMAN = r"(?:IV|V?I{1,3}|V)"
@@ -508,17 +509,28 @@ def _measure_surface(surface: str, units: re.Pattern[str]) -> bool:
     return bool(_MEASURE_CHARS.fullmatch(rest))
 
 
-def _run_around(line: str, start: int, end: int) -> tuple[int, int] | None:
-    """The extent of the value runs of ``line`` that overlap ``line[start:end]``."""
+def _line_runs(text: str, line_start: int, line_end: int) -> list[tuple[int, int]]:
+    """The value runs of the line ``text[line_start:line_end]`` (offsets into ``text``), in order."""
+    return [m.span() for m in _RUN.finditer(text, line_start, line_end)]
+
+
+#: a long line's runs, found once (``text`` is hashed once per string object): a note without line breaks is one
+#: line, and finding its runs per span made the measurement test quadratic in its length
+_long_line_runs = functools.lru_cache(maxsize=16)(_line_runs)
+
+
+def _run_around(text: str, line_start: int, line_end: int, start: int, end: int) -> tuple[int, int] | None:
+    """The extent of the value runs of the line ``text[line_start:line_end]`` that overlap ``text[start:end]``."""
+    long_line = line_end - line_start >= LONG_LINE
+    runs = (_long_line_runs if long_line else _line_runs)(text, line_start, line_end)
     lo: int | None = None
     hi = end
-    for m in _RUN.finditer(line):
-        if m.end() <= start:
-            continue
-        if m.start() >= end:
+    # the runs do not overlap: their ends rise with their starts, so the first that ends after ``start`` is bisected
+    for a, b in runs[bisect.bisect_right(runs, start, key=lambda r: r[1]):]:
+        if a >= end:
             break
-        lo = m.start() if lo is None else lo
-        hi = max(hi, m.end())
+        lo = a if lo is None else lo
+        hi = max(hi, b)
     if lo is None:
         return None
     return min(lo, start), hi
@@ -544,19 +556,18 @@ def measurement_value(text: str, start: int, end: int) -> bool:
     if not _measure_surface(surface, measures.unit_in_surface):
         return False
     line_start, line_end = line_bounds(text, start, end)
-    line = text[line_start:line_end]
-    extent = _run_around(line, start - line_start, end - line_start)
+    extent = _run_around(text, line_start, line_end, start, end)  # offsets into text, not a copy of a long line
     if extent is None:
         return False
     r0, r1 = extent
-    run = line[r0:r1]
+    run = text[r0:r1]
     if _FULL_DATE_IN_RUN.search(run) or _LONG_DIGITS.search(run) or _YEAR.fullmatch(run.strip()):
         return False
-    lo = max(0, r0 - MEASURE_REACH)
-    while lo > 0 and line[lo - 1].isalnum():  # whole words only: "lives" must not read as "VEs"
+    lo = max(line_start, r0 - MEASURE_REACH)
+    while lo > line_start and text[lo - 1].isalnum():  # whole words only: "lives" must not read as "VEs"
         lo -= 1
-    left = line[lo:r0]
-    right = line[r1:r1 + 16]
+    left = text[lo:r0]
+    right = text[r1:min(r1 + 16, line_end)]
     if _MONTH_BEFORE.search(left) or (_DAY.fullmatch(run.strip()) and _MONTH_AFTER.match(right)):
         return False  # "March 21", "21 Oct", "20th of October"
     if _AGE_CUE_BEFORE.search(left) or _AGE_CUE_AFTER.match(right):
@@ -642,7 +653,7 @@ def identifier_cue(text: str, start: int, end: int) -> str | None:
     surface = text[start:end]
     if _ADDRESS.search(surface) or _STREET.search(surface):
         return "address"
-    line_start = text.rfind("\n", 0, start) + 1
+    line_start = line_bounds(text, start)[0]
     left = text[max(line_start, start - 24):start]
     if _ID_CUE.search(left) or (_ID_CUE.search(surface) and re.search(r"\d", surface)):
         return "id-cue"

@@ -4,11 +4,15 @@ context, and the cue words around names (titles, family and provider cues)."""
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import logging
 import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 TOKEN = re.compile(r"[^\W_]+")
 _LOWER = re.compile(r"[a-z]")
@@ -58,16 +62,50 @@ _FIXED_CASE = re.compile(r"\d|^[a-z]+[A-Z]")
 _FREE_LOWER = re.compile(r"(?<![^\W_])(?![a-z]+[A-Z])[^\W\d_]*[a-z][^\W\d_]*(?![^\W_])")
 
 
+#: texts from this length have their line breaks indexed, and lines from this length have what is computed over
+#: them memoised (:func:`line_fact`): a note without line breaks is one line, and a scan of its line per span made
+#: steps quadratic in its length
+LONG_LINE = 2048
+#: how many long texts / long lines the memos keep (each entry holds its text)
+_MEMO_TEXTS = 8
+_MEMO_LINES = 256
+
+
+@functools.lru_cache(maxsize=_MEMO_TEXTS)
+def _newlines(text: str) -> list[int]:
+    return [m.start() for m in _NEWLINE.finditer(text)]
+
+
 def line_bounds(text: str, start: int, end: int | None = None) -> tuple[int, int]:
     """Offsets of the line(s) holding ``text[start:end]`` (``end`` defaults to ``start``), newlines excluded."""
-    nl = text.find("\n", start if end is None else end)
-    return text.rfind("\n", 0, start) + 1, nl if nl >= 0 else len(text)
+    stop = start if end is None else end
+    if len(text) < LONG_LINE:
+        nl = text.find("\n", stop)
+        return text.rfind("\n", 0, start) + 1, nl if nl >= 0 else len(text)
+    breaks = _newlines(text)  # a long text: bisect its line breaks (find / rfind scan its lines)
+    i = bisect.bisect_left(breaks, start)
+    j = bisect.bisect_left(breaks, max(stop, 0))
+    return (breaks[i - 1] + 1 if i else 0), (breaks[j] if j < len(breaks) else len(text))
 
 
 def line_around(text: str, start: int, end: int | None = None) -> str:
     """The line(s) holding ``text[start:end]``, without their newlines."""
     lo, hi = line_bounds(text, start, end)
     return text[lo:hi]
+
+
+def line_fact(fn: Callable[[str], T], text: str, start: int, end: int | None = None) -> T:
+    """``fn`` of the line(s) holding ``text[start:end]`` (``fn(line_around(text, start, end))``), memoised per line
+    from ``LONG_LINE`` characters: asked for every span of a long line, it is computed once."""
+    lo, hi = line_bounds(text, start, end)
+    if hi - lo < LONG_LINE:
+        return fn(text[lo:hi])
+    return _line_fact(fn, text, lo, hi)  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=_MEMO_LINES)
+def _line_fact(fn: Callable[[str], Any], text: str, lo: int, hi: int) -> Any:
+    return fn(text[lo:hi])
 
 
 def is_all_caps(line: str) -> bool:
@@ -89,7 +127,7 @@ def name_context(text: str, start: int, end: int, *, personal_titles_only: bool 
     # a role word is followed by a verb as often as by a name ("Pt. weaned", "PT ADMITTED"): it counts
     # before a capitalised word only, in a line that is not all capitals
     return (not personal_titles_only and text[start:start + 1].isupper() and bool(_ROLE_BEFORE.search(left))
-            and not is_all_caps(line_around(text, start, end)))
+            and not line_fact(is_all_caps, text, start, end))
 
 
 class NoteText:

@@ -34,9 +34,9 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dictionaries.message import find_message_identifiers
-from dictionaries.text import line_bounds
+from dictionaries.text import line_bounds, line_fact
 from processors.pipeline import BuildContext, LeakFinding, Note, Replacement, build_processor, register
-from processors.spans import SpanDetector
+from processors.spans import ByStart, SpanDetector
 from schemas.errors import ProcessingError
 from schemas.labels import Label, Subtype
 from schemas.models import NoteIn, PersonName, Span
@@ -110,6 +110,12 @@ def to_output(pos: int, replacements: Sequence[Replacement]) -> int:
     return pos + delta
 
 
+def _caps_line(line: str) -> bool:
+    """More than 80% of the line's letters are capitals."""
+    letters = [c for c in line if c.isalpha()]
+    return bool(letters) and sum(c.isupper() for c in letters) / len(letters) > 0.8
+
+
 _TITLE_WORDS = frozenset({"dr", "doctor", "prof", "mr", "mrs", "ms", "miss", "mx"})
 _SEP_RE = re.compile(r"[\s.,]{0,3}")
 #: A name word: letters, with inner apostrophes ("O'Brien"); hyphenated names are two words.
@@ -180,11 +186,14 @@ def strict_name_hits(
         if titled or (part.given and right) or (not part.given and (left or last_first)):
             out.append((start, end, part))
             continue
-        line_start, line_end = line_bounds(output, start, end)
-        line = output[line_start:line_end]
-        letters = [c for c in line if c.isalpha()]
-        caps_line = bool(letters) and sum(c.isupper() for c in letters) / len(letters) > 0.8
-        sentence_start = re.search(r"(^|[.!?:;]\s*|\n\s*)$", output[line_start:start]) is not None
+        line_start = line_bounds(output, start, end)[0]
+        caps_line = line_fact(_caps_line, output, start, end)
+        # only the blanks before the name and the character before them decide (a search over all the line
+        # before it would make the check quadratic on a note without line breaks)
+        j = start
+        while j > line_start and output[j - 1].isspace():
+            j -= 1
+        sentence_start = re.search(r"(^|[.!?:;]\s*|\n\s*)$", output[max(line_start, j - 1):start]) is not None
         if not caps_line and not sentence_start and not word.isupper():
             out.append((start, end, part))
     return out
@@ -291,10 +300,18 @@ class LeakCheck:
     def _dropped_regions(note: Note) -> list[tuple[int, int]]:
         """Output regions of the candidates an earlier step dropped (outside every replaced span)."""
         reps = sorted(note.replacements, key=lambda r: r.span.start)
+        # indexes, not a scan of every replacement per dropped candidate (quadratic on dense notes): the replaced
+        # spans by start, and ``to_output`` as a bisection over the prefix maximum of their ends
+        replaced = ByStart(reps, lambda r: (r.span.start, r.span.end))
+        max_end: list[int] = []
+        shift = [0]
+        for r in reps:
+            max_end.append(max(r.span.end, max_end[-1]) if max_end else r.span.end)
+            shift.append(shift[-1] + (r.out_end - r.out_start) - (r.span.end - r.span.start))
         out: list[tuple[int, int]] = []
         for d in note.dropped:
-            if any(r.span.start < d.end and d.start < r.span.end for r in reps):
+            if replaced.overlapping(d.start, d.end):
                 continue  # part of it was replaced anyway
-            start = to_output(d.start, reps)
+            start = d.start + shift[bisect.bisect_right(max_end, d.start)]  # = to_output(d.start, reps)
             out.append((start, start + (d.end - d.start)))
         return merge_regions(out)

@@ -182,6 +182,7 @@ class ProcessorFactory(Protocol):
 
 
 _REGISTRY: dict[str, ProcessorFactory] = {}
+_CLASSES: dict[str, type[Any]] = {}
 
 
 def register(name: str) -> Callable[[type[Any]], type[Any]]:
@@ -202,6 +203,7 @@ def register(name: str) -> Callable[[type[Any]], type[Any]]:
             return proc
 
         _REGISTRY[name] = factory
+        _CLASSES[name] = cls
         cls.name = name
         return cls
 
@@ -212,8 +214,8 @@ def available_processors() -> list[str]:
     return sorted(set(_REGISTRY) | set(STEP_MODULES))
 
 
-def build_processor(name: str, options: Mapping[str, Any], ctx: BuildContext) -> Processor:
-    """Build the step ``name`` (importing its module on first use) with its own ``options``."""
+def _load_step(name: str) -> None:
+    """Import the module of step ``name`` on first use (E301 unknown step, E302 module not importable)."""
     if name not in _REGISTRY:
         module = STEP_MODULES.get(name)
         if module is None:
@@ -226,7 +228,33 @@ def build_processor(name: str, options: Mapping[str, Any], ctx: BuildContext) ->
                               f"{exc.name or 'unknown module'})", code="E302") from None
         if name not in _REGISTRY:
             raise ConfigError(f"step {name!r}: module {module} registers no step of that name", code="E302")
+
+
+def build_processor(name: str, options: Mapping[str, Any], ctx: BuildContext) -> Processor:
+    """Build the step ``name`` (importing its module on first use) with its own ``options``."""
+    _load_step(name)
     return _REGISTRY[name](options, ctx)
+
+
+def check_config(config: PipelineConfig, secret: SecretStr | str | None = None) -> None:
+    """Raise the ConfigError that building the pipeline would raise for its configuration, without building a step
+    (no model, no vocabulary loads): every step is registered (E301) and importable (E302), its options validate
+    (E303), and its own ``check_options(config, ctx)`` classmethod, where it has one, passes (the transform step's secret,
+    E300). Commands call it before they read inputs or load models, so a configuration error costs no time and
+    touches no output file."""
+    ctx = make_context(config, secret)
+    for name in config.steps:
+        _load_step(name)
+        cls = _CLASSES.get(name)
+        if cls is None:  # registered by hand (tests): only its factory knows
+            continue
+        try:
+            options = cls.Config.model_validate(dict(config.options.get(name, {})))
+        except ValidationError as exc:
+            raise ConfigError(f"invalid options for step {name!r}: {validation_summary(exc)}", code="E303") from None
+        check = getattr(cls, "check_options", None)
+        if callable(check):
+            check(options, ctx)
 
 
 DEFAULT_SECRET = "deidstream-insecure-default-secret"

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,7 +41,7 @@ from dictionaries.medical import (
     medical_syntax_spans,
     medical_vocabulary,
 )
-from dictionaries.text import is_all_caps, line_around, name_context
+from dictionaries.text import is_all_caps, line_fact, name_context
 from processors.pipeline import BuildContext, Note, register
 from processors.shapes import (
     HAS_DIGIT,
@@ -52,6 +53,7 @@ from processors.shapes import (
     relation_word,
     windows,
 )
+from processors.spans import ByStart
 from schemas.labels import Label
 from schemas.models import Span
 
@@ -309,7 +311,7 @@ def name_parts(span: Span, text: str) -> tuple[int, int]:
     words = [(m.start(), m.end(), m.group()) for m in _NAME_EDGE_TOKEN.finditer(text, span.start, span.end)]
     if len(words) < 2:
         return span.start, span.end
-    caps_line = is_all_caps(line_around(text, span.start, span.end))
+    caps_line = line_fact(is_all_caps, text, span.start, span.end)
     g = words
     while len(g) > 1 and ((key := edge_key(g[0][2])) in NAME_TITLES or key in _NAME_JOINERS or relation_word(key)
                           or (key == "s" and text[g[0][0] - 1:g[0][0]] in ("'", "\u2019"))):  # "DR'[S] Kerr"
@@ -393,12 +395,15 @@ class MedicalRecovery:
         else:
             matches = [m for lo, hi in regions for m in self.vocab.scan(text, lo, hi)]
         syntax = self._syntax_near(text, cand_spans) if self.config.use_syntax else []
+        # indexed by start: each candidate looks only at the terms and syntax on it (a scan of all of them per
+        # candidate made the step quadratic on notes dense with identifiers)
+        found = _Found(ByStart(matches, _bounds), ByStart(syntax, lambda x: (x[0], x[1])))
         drop: set[int] = set()
         cut: list[Span] = []
         extra: list[Span] = []  # the second and later names of a span split at "and" ("Daughters Ruth and Naomi")
         for i in candidates:
             span = spans[i]
-            if self._is_medical(span, text, matches, syntax):
+            if self._is_medical(span, text, found):
                 drop.add(i)
                 continue
             if span.label in (Label.LOCATION, Label.ORGANIZATION):
@@ -424,10 +429,10 @@ class MedicalRecovery:
                 if hi > lo:
                     cut.append(span.model_copy(update={"start": lo, "end": hi}))
             spans[i] = pieces[0]
-            if self._is_medical(spans[i], text, matches, syntax):
+            if self._is_medical(spans[i], text, found):
                 drop.add(i)
             for other in pieces[1:]:
-                (cut if self._is_medical(other, text, matches, syntax) else extra).append(other)
+                (cut if self._is_medical(other, text, found) else extra).append(other)
         if not drop and not cut:
             return note
         logger.debug("recovery dropped %d of %d candidate spans, cut %d pieces off spans", len(drop),
@@ -471,21 +476,26 @@ class MedicalRecovery:
         return out
 
 
-    def _is_medical(self, span: Span, text: str, matches: Sequence[MedicalMatch],
-                    syntax: Sequence[tuple[int, int, str]]) -> bool:
+    def _is_medical(self, span: Span, text: str, found: _Found) -> bool:
         if name_context(text, span.start, span.end):
             return False
         window = self.config.context_window
         intervals: list[tuple[int, int]] = []
-        for m in matches:
-            if m.start >= span.end:
-                break
-            if m.end <= span.start:
-                continue
+        for m in found.matches.overlapping(span.start, span.end):
             if m.ambiguous and not has_medical_context(text, m, window):
                 continue
             intervals.append((m.start, m.end))
-        for s, e, _kind in syntax:
-            if s < span.end and e > span.start:
-                intervals.append((s, e))
+        intervals.extend((s, e) for s, e, _kind in found.syntax.overlapping(span.start, span.end))
         return bool(intervals) and covered(text, span.start, span.end, intervals)
+
+
+def _bounds(m: MedicalMatch) -> tuple[int, int]:
+    return m.start, m.end
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """The medical terms and the medical syntax found around a note's candidates, indexed by start."""
+
+    matches: ByStart[MedicalMatch]
+    syntax: ByStart[tuple[int, int, str]]

@@ -36,6 +36,7 @@ cross-validated by patient);
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -47,7 +48,7 @@ from typing import Any
 from dictionaries import vocab
 from dictionaries.medical import medical_syntax_spans
 from dictionaries.medical_syntax import identifier_cue, measurement_value
-from dictionaries.text import TOKEN, line_around
+from dictionaries.text import TOKEN, line_fact
 from processors.spans import Intervals
 from schemas.models import Span
 
@@ -90,7 +91,11 @@ class WordJudge:
 
 def caps_line(text: str, pos: int) -> bool:
     """Is the line around ``pos`` written mostly in capitals? Then case says nothing about names."""
-    letters = "".join(_LETTERS.findall(line_around(text, pos)))
+    return line_fact(_caps, text, pos)
+
+
+def _caps(line: str) -> bool:
+    letters = "".join(_LETTERS.findall(line))
     return len(letters) >= 8 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 
@@ -101,11 +106,16 @@ def medical_matches(text: str, vocab: Any, message: Intervals, spans: Sequence[S
     span covers: the detectors and recovery judged them names. A span that is exactly an unambiguous
     term still counts."""
     ranges = sorted((s.start, s.end) for s in spans)
+    starts = [s for s, _ in ranges]
+    longest = max((e - s for s, e in ranges), default=0)
     out = []
     for m in vocab.find(text):
         if message.overlaps(m.start, m.end):
             continue
-        inside = [e - s for s, e in ranges if s <= m.start and m.end <= e]
+        # the spans that contain the match start between ``m.end - longest`` and ``m.start`` (bisect, not a scan of
+        # every span per match: quadratic on notes dense with identifiers)
+        near = ranges[bisect.bisect_left(starts, m.end - longest):bisect.bisect_right(starts, m.start)]
+        inside = [e - s for s, e in near if m.end <= e]
         if inside and (m.ambiguous or max(inside) > m.end - m.start):
             continue
         out.append(m)
@@ -211,15 +221,20 @@ def residual_risk(text: str, spans: Sequence[Span], *, judge: WordJudge, medical
             proper += 1
     clinical = Intervals([*((m.start, m.end) for m in medical_terms)])
     rejected_mass = 0.0
-    seen: list[tuple[int, int]] = []
+    # the regions counted so far, in order of start, with the prefix maximum of their ends (an overlap test in
+    # O(log n), not a scan of every counted region per candidate)
+    seen_starts: list[int] = []
+    seen_max_end: list[int] = []
     for s in sorted(rejected, key=lambda s: (s.start, -s.score)):
         if covered.overlaps(s.start, s.end) or clinical.overlaps(s.start, s.end):
             continue
         if clinical_syntax.overlaps(s.start, s.end) or measurement_value(text, s.start, s.end):
             continue
-        if any(x < s.end and s.start < y for x, y in seen):
+        k = bisect.bisect_left(seen_starts, s.end)  # the counted regions that start before s ends
+        if k and seen_max_end[k - 1] > s.start:
             continue  # one region counts once, by its strongest candidate
-        seen.append((s.start, s.end))
+        seen_starts.append(s.start)
+        seen_max_end.append(max(s.end, seen_max_end[-1]) if seen_max_end else s.end)
         rejected_mass += s.score
     numbers = len(runs)
     mass = float(ner_mass or 0.0)

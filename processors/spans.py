@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from rapidfuzz.distance import Levenshtein
 
@@ -113,6 +113,41 @@ class Intervals:
     def overlaps(self, start: int, end: int) -> bool:
         i = bisect.bisect_left(self._starts, end) - 1
         return i >= 0 and self._max_end[i] > start
+
+
+T = TypeVar("T")
+
+
+class ByStart(Generic[T]):
+    """Items with half-open ``[start, end)`` bounds (spans, vocabulary matches, tuples), indexed by start: the items
+    near a range in O(log n + k) instead of a scan over all of them (a note dense with identifiers has thousands of
+    candidates; a scan per candidate made steps quadratic). Results keep the items' given order."""
+
+    def __init__(self, items: Iterable[T], bounds: Callable[[T], tuple[int, int]]) -> None:
+        self.items: tuple[T, ...] = tuple(items)
+        self._bounds = [bounds(x) for x in self.items]
+        self._order = sorted(range(len(self.items)), key=lambda k: self._bounds[k][0])
+        self._starts = [self._bounds[k][0] for k in self._order]
+        self._longest = max((e - s for s, e in self._bounds), default=0)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def _select(self, lo: int, hi: int, keep: Callable[[int], bool]) -> list[T]:
+        return [self.items[k] for k in sorted(k for k in self._order[lo:hi] if keep(k))]
+
+    def near(self, start: int, end: int, reach: int = 0) -> list[T]:
+        """The items ``x`` with ``x.start <= end + reach`` and ``start <= x.end + reach``: overlapping ``[start, end)``,
+        touching it, or within ``reach`` characters of it."""
+        lo = bisect.bisect_left(self._starts, start - reach - self._longest)
+        hi = bisect.bisect_right(self._starts, end + reach)
+        return self._select(lo, hi, lambda k: start <= self._bounds[k][1] + reach)
+
+    def overlapping(self, start: int, end: int) -> list[T]:
+        """The items that share at least one character with ``[start, end)`` (``x.start < end`` and ``start < x.end``)."""
+        lo = bisect.bisect_left(self._starts, start - self._longest)
+        hi = bisect.bisect_left(self._starts, end)
+        return self._select(lo, hi, lambda k: start < self._bounds[k][1])
 
 
 class OffsetMap:

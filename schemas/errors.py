@@ -89,6 +89,7 @@ _ROWS: tuple[ErrorCode, ...] = (
     ErrorCode("E103", InputError, "a note must be a JSON object"),
     ErrorCode("E104", InputError, "not a valid note (field names and error types listed)"),
     ErrorCode("E110", InputError, "input path does not exist"),
+    ErrorCode("E111", InputError, "input holds no note (an empty file, or a folder without input files)"),
     ErrorCode("E120", InputError, "empty Kafka record value (tombstone or zero bytes)"),
     ErrorCode("E121", InputError, "Kafka record larger than worker.max_note_bytes"),
     ErrorCode("E122", InputError, "the note's text is empty or whitespace only"),

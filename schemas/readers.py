@@ -93,8 +93,9 @@ def failure_reason(exc: DeidError) -> str:
     return exc.reason
 
 
-def _json_document(raw: str | bytes) -> Any:
-    """The decoded JSON value. Raises InputError E101 (not UTF-8) or E102 (line and column named)."""
+def _json_document(raw: str | bytes, *, one_line: bool = False) -> Any:
+    """The decoded JSON value. Raises InputError E101 (not UTF-8) or E102 (line and column named; the column only
+    for ``one_line``, a JSONL line, whose place already names its line)."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as exc:
@@ -102,18 +103,27 @@ def _json_document(raw: str | bytes) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}", code="E102") from None
+        at = f"column {exc.colno}" if one_line else f"line {exc.lineno} column {exc.colno}"
+        raise InputError(f"invalid JSON at {at}", code="E102") from None
 
 
-def parse_json_note(raw: str | bytes) -> NoteIn:
-    """Decode one JSON note. Raises schemas.errors.InputError with a PHI-free message."""
-    data = _json_document(raw)
+def parse_json_note(raw: str | bytes, *, one_line: bool = False) -> NoteIn:
+    """Decode one JSON note (``one_line``: a JSONL line). Raises schemas.errors.InputError with a PHI-free message."""
+    data = _json_document(raw, one_line=one_line)
     if not isinstance(data, dict):
         raise InputError("a note must be a JSON object", code="E103")
     try:
         return NoteIn.model_validate(data)
     except ValidationError as exc:
         raise InputError("invalid note: " + validation_summary(exc), code="E104") from None
+
+
+def check_note(note: NoteIn) -> NoteIn:
+    """What every note must satisfy beyond its schema, on every path in (files and Kafka records alike): text that
+    is not only blanks (E122)."""
+    if not note.text.strip():
+        raise InputError("note text is empty", code="E122")
+    return note
 
 
 # -- the walk ----------------------------------------------------------------------------------------------
@@ -199,10 +209,10 @@ def iter_raw(path: Path, *, suffixes: tuple[str, ...] = INPUT_SUFFIXES,
 def parse_item(item: RawItem) -> NoteIn:
     """The note in an item. Raises InputError / HL7ParseError (coded, PHI-free)."""
     if item.format == "json":
-        return parse_json_note(item.raw)
+        return check_note(parse_json_note(item.raw, one_line=item.line is not None))
     from schemas.hl7 import parse_hl7
 
-    return parse_hl7(item.raw, note_id=item.fallback_id)
+    return check_note(parse_hl7(item.raw, note_id=item.fallback_id))
 
 
 def iter_inputs(path: Path) -> Iterator[NoteIn | InputFailure]:

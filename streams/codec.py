@@ -111,6 +111,8 @@ def decode(record: InRecord, *, max_bytes: int) -> NoteIn:
     if len(payload) > max_bytes:
         raise InputError(f"record of {len(payload)} bytes exceeds max_note_bytes={max_bytes}", code="E121")
     fmt = detect_format(payload, record.headers)
+    from schemas.readers import check_note
+
     if fmt == "json":
         from schemas.readers import parse_json_note
 
@@ -121,9 +123,7 @@ def decode(record: InRecord, *, max_bytes: int) -> NoteIn:
         hint = record.header(NOTE_ID_HEADER)
         fallback = hint.decode("utf-8", "replace") if hint else f"{record.topic}-{record.partition}-{record.offset}"
         note = parse_hl7(payload, note_id=fallback)
-    if not note.text.strip():
-        raise InputError("note text is empty", code="E122")
-    return note
+    return check_note(note)  # the same checks as a note read from a file
 
 
 # -- outputs -----------------------------------------------------------------------------------------------

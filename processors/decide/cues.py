@@ -26,8 +26,8 @@ from dictionaries.text import (
     NURSE_CREDENTIALS,
     PROVIDER_CUES,
     is_all_caps,
-    line_around,
     line_bounds,
+    line_fact,
     name_context,
 )
 from processors.shapes import (
@@ -44,7 +44,7 @@ from processors.shapes import (
     relation_word,
     within_edits,
 )
-from processors.spans import sources_of
+from processors.spans import ByStart, sources_of
 from schemas.labels import Label
 from schemas.models import Span
 
@@ -214,17 +214,24 @@ class Cues:
         self._curated_long: tuple[str, ...] | None = None  # curated words a list item can be a misspelling of
         self._near_known: dict[str, bool] = {}  # words already compared with the known words (each costs ms)
 
+    def note(self, spans: Sequence[Span], matches: Sequence[MedicalMatch]) -> CueNote:
+        """What the cues of one note's candidates share: build it once per note and pass it to :meth:`flags`."""
+        return CueNote(spans, matches, self.weak_lower_score)
+
     def flags(self, span: Span, text: str, spans: Sequence[Span], matches: Sequence[MedicalMatch],
-              measurement: bool | None = None) -> tuple[bool, ...]:
+              measurement: bool | None = None, note: CueNote | None = None) -> tuple[bool, ...]:
         """Each cue of ``RULES`` for ``span`` among the note's candidates ``spans`` (``matches``: the medical
         vocabulary's matches around them; ``measurement``: ``measurement_value`` of the span when the caller has
-        it)."""
+        it; ``note``: :meth:`note` of ``spans`` and ``matches`` when the caller scores many candidates of the note:
+        without it, each call builds its own, in O(n log n))."""
+        if note is None:
+            note = self.note(spans, matches)
         return (self._is_measurement(span, text, measurement), self._is_jargon(span, text),
-                self._is_shapeless(span, text, spans),
+                self._is_shapeless(span, text, note),
                 self._is_misspelt(span, text), self._is_common_lower(span, text),
-                self._is_weak_lower(span, text, spans), self._is_generic_institution(span, text),
-                self._is_relation(span, text), self._is_number_piece(span, text, spans),
-                self._is_listed_drug(span, text, matches), self._is_heading(span, text),
+                self._is_weak_lower(span, text, note), self._is_generic_institution(span, text),
+                self._is_relation(span, text), self._is_number_piece(span, text, note),
+                self._is_listed_drug(span, text, note), self._is_heading(span, text),
                 self._is_misspelt_list_item(span, text))
 
     def _is_measurement(self, span: Span, text: str, measurement: bool | None = None) -> bool:
@@ -261,7 +268,7 @@ class Cues:
         bare = word.strip(".'")
         return len(bare) == 2 and (span.label == Label.NAME or bare.upper() in _STATE_CODES)
 
-    def _is_shapeless(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
+    def _is_shapeless(self, span: Span, text: str, note: CueNote) -> bool:
         """A DATE made only of known words and no calendar word ("since NOON", "last eve"); a PHONE of one or two
         digits with no other candidate beside it ("intubated with # [[8]] ETT") or a signed number ("LOS [[-905]]");
         a lone letter from the model alone with no other candidate beside it ("Pt. A.", "grade 1 [[B]]"); a street
@@ -288,7 +295,7 @@ class Cues:
                     return suffix not in _DATE_SUFFIXES and suffix not in CALENDAR_TOKENS
                 run = number_run(text, span.start, span.end)[2]  # the model's "/84" of "8/84" is read whole
                 return (sources_of(span) <= MODEL_SOURCES and not readable_date(run) and not identifier_shaped(run)
-                        and not any(o.overlaps(span) for o in self._neighbours(span, spans)))
+                        and not any(o.overlaps(span) for o in note.neighbours(span)))
             words = LETTER_RUN.findall(surface)
             if len(words) == 1 and _VERB_ENDING.match(text, span.end):
                 return True  # a verb: "dec'd" is decreased, not December
@@ -321,8 +328,8 @@ class Cues:
                 # a word of an address stays ("Box 1772 DPO [AE] 91410")
                 words = LETTER_RUN.findall(surface)
                 return (bool(words) and all(vocab.zipf(w.lower()) >= KNOWN_WORD_ZIPF for w in words)
-                        and not self._neighbours(span, spans))
-            if bool(signed or 0 < sum(c.isdigit() for c in surface) < 3) and not self._neighbours(span, spans):
+                        and not note.neighbours(span))
+            if bool(signed or 0 < sum(c.isdigit() for c in surface) < 3) and not note.neighbours(span):
                 return True
             # numbers joined by "and", "or", "to" ("at 0200 and 0415": two times), none as long as a phone number;
             # other words between numbers are an address the model took for a phone ("376 Rakoczi ut 13")
@@ -351,12 +358,7 @@ class Cues:
         if (span.label in _JARGON_LABELS and bare.lower() in vocab.STREET_TYPE_WORDS
                 and not (len(bare) > 2 and vocab.is_first_name(bare)) and not vocab.is_place_name(bare)):
             return True  # a street type or "St" alone ("NSR to ST", "converted to st"): no street, saint or place
-        return len(bare) == 1 and bare.isalpha() and not self._neighbours(span, spans)
-
-    @staticmethod
-    def _neighbours(span: Span, spans: Sequence[Span]) -> list[Span]:
-        """The other candidates overlapping ``span`` or within ``_NEIGHBOUR`` characters of it."""
-        return [o for o in spans if o is not span and o.start <= span.end + _NEIGHBOUR and span.start <= o.end + _NEIGHBOUR]
+        return len(bare) == 1 and bare.isalpha() and not note.neighbours(span)
 
     def _is_misspelt(self, span: Span, text: str) -> bool:
         """A misspelt common or clinical word found only by the model ("tommorow", "owund", "codiene"): one word of
@@ -371,10 +373,10 @@ class Cues:
         low = word.lower()
         if len(word) < _MISSPELT_MIN_LEN or not word.isalpha() or not word.isascii():
             return False
-        line = line_around(text, span.start, span.end)
-        if not (word.islower() or (word.isupper() and is_all_caps(line))):
+        if not (word.islower() or (word.isupper() and line_fact(is_all_caps, text, span.start, span.end))):
             return False
-        if len(line.split()) < 3 or vocab.zipf(low) >= KNOWN_WORD_ZIPF or vocab.is_name_word(low):
+        if (line_fact(_word_count, text, span.start, span.end) < 3 or vocab.zipf(low) >= KNOWN_WORD_ZIPF
+                or vocab.is_name_word(low)):
             return False
         if (name_context(text, span.start, span.end) or _INITIAL_BEFORE.search(text, max(0, span.start - 8), span.start)
                 or _INSTITUTION_AFTER.match(text, span.end)):
@@ -395,7 +397,7 @@ class Cues:
             return False
         return not (_INSTITUTION_AFTER.match(text, span.end) or name_context(text, span.start, span.end))
 
-    def _is_weak_lower(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
+    def _is_weak_lower(self, span: Span, text: str, note: CueNote) -> bool:
         """A lower-case name, place or organisation from the model alone, scored below ``weak_lower_score``,
         with no evidence of its own: in telegraphic lower-case notes the model takes misspellings and jargon for
         names ("pearl" for PERRL, "from ctic", "fem site"). A name's evidence: a title, an initial, a family or
@@ -408,7 +410,7 @@ class Cues:
         surface = text[span.start:span.end]
         if not surface.islower():
             return False
-        near = self._neighbours(span, spans)
+        near = note.neighbours(span)
         left = text[max(0, span.start - 32):span.start]
         if span.label != Label.NAME:
             return not (near or _PLACE_CUE_BEFORE.search(left) or _FACILITY_NEAR.search(text, span.start, span.end + 16))
@@ -417,19 +419,17 @@ class Cues:
         if (_INITIAL_BEFORE.search(left[-8:]) or _INITIAL_START.match(surface) or _PERSON_CUE_BEFORE.search(left)
                 or _CREDENTIAL_LOWER_AFTER.match(text, span.end) or _AGE_SEX.search(text, span.start, span.end + 8)):
             return False
-        word = surface.strip(" \t.,;:")
-        return not any(o is not span and o.label == Label.NAME
-                       and (o.score >= self.weak_lower_score or sources_of(o) != {"ner"})
-                       and word in text[o.start:o.end].lower() for o in spans)
+        # the span itself is weak and from the model alone: never one of the note's strong names
+        return not note.in_strong_name(surface.strip(" \t.,;:"), text)
 
-    def _is_number_piece(self, span: Span, text: str, spans: Sequence[Span]) -> bool:
+    def _is_number_piece(self, span: Span, text: str, note: CueNote) -> bool:
         """``number_piece``: digits and separators from the model alone that run on into more digits
         ("[140]/60") or into the am / pm of a clock time ("11:[20]pm"), where the whole run has no identifier shape
         and is no readable date (a clock time only beside a date), and no other detection is on it (the model's
         piece of a date the regex found whole is that date's vote)."""
         if (span.label not in (Label.DATE, Label.NAME)
                 or sources_of(span) != {"ner"} or not NUMBER_PIECE.fullmatch(text, span.start, span.end)
-                or any(o.overlaps(span) for o in spans if o is not span)):
+                or any(o is not span for o in note.spans.overlapping(span.start, span.end))):
             return False
         a, b = span.start, span.end
         left = a > 0 and (text[a - 1].isdigit() or (text[a - 1] in "/.:-" and a > 1 and text[a - 2].isdigit()))
@@ -443,15 +443,14 @@ class Cues:
             return not attached_to_date(text, lo, hi)
         return not readable_date(whole)  # "/84" of "8/84" stays with its month
 
-    def _is_listed_drug(self, span: Span, text: str, matches: Sequence[MedicalMatch]) -> bool:
+    def _is_listed_drug(self, span: Span, text: str, note: CueNote) -> bool:
         """``listed_drug``: a one-word dictionary name after a dose or in a list with a known drug."""
         if (span.label not in _JARGON_LABELS or sources_of(span) != {"dictionary"}
                 or not _ONE_WORD.fullmatch(text, span.start, span.end) or name_context(text, span.start, span.end)):
             return False
         if _DOSE_BEFORE.search(text, max(0, span.start - 16), span.start):
             return True
-        drugs = [(m.start, m.end) for m in matches if m.kind in _DRUG_KINDS and not m.ambiguous]
-        if not drugs:
+        if not len(note.drugs):
             return False
         items = []  # the list items beside the span, nearest first, on both sides
         pos = span.end
@@ -468,7 +467,7 @@ class Cues:
                 break
             items.append((m.start(1), m.end(1)))
             pos = m.start(1)
-        return any(a <= lo and hi <= b for lo, hi in items for a, b in drugs)
+        return any(a <= lo and hi <= b for lo, hi in items for a, b in note.drugs.near(lo, hi))
 
     def _is_generic_institution(self, span: Span, text: str) -> bool:
         """An organisation or place without case evidence (lower case, or on an ALL-CAPS line) made of an institution
@@ -478,7 +477,7 @@ class Cues:
         if span.label not in (Label.ORGANIZATION, Label.LOCATION):
             return False
         surface = text[span.start:span.end]
-        if not (surface.islower() or is_all_caps(line_around(text, span.start, span.end))):
+        if not (surface.islower() or line_fact(is_all_caps, text, span.start, span.end)):
             return False
         words = [w.lower() for w in LETTER_RUN.findall(surface)]
         if not any(w in _GENERIC_HEADS for w in words):
@@ -510,7 +509,7 @@ class Cues:
         "GU- foley") and made of heading words (clinical or very frequent words; no first name, no surname that is no
         frequent word; a misspelt word only before a colon)."""
         if (span.label not in _JARGON_LABELS
-                or text[text.rfind("\n", 0, span.start) + 1:span.start].strip(" \t")):
+                or not _BLANKS.fullmatch(text, line_bounds(text, span.start)[0], span.start)):
             return False
         mark = _HEADING_COLON.match(text, span.end)
         if mark is None:
@@ -568,3 +567,48 @@ class Cues:
         if len(w) < 3 or not w.isalpha() or not (w.islower() or w.isupper()):
             return False
         return cw.reason(w) is not None
+
+
+def _word_count(line: str) -> int:
+    return len(line.split())
+
+
+_BLANKS = re.compile(r"[ \t]*")
+
+
+class CueNote:
+    """What the cues of one note's candidates share, built once per note (:meth:`Cues.note`): the candidates and the
+    unambiguous drug matches indexed by start, and a memo of the words found in the note's strong name detections.
+    With it each cue looks only at what lies near its candidate: scans over all candidates per candidate made the
+    decide step quadratic on notes dense with identifiers."""
+
+    def __init__(self, spans: Sequence[Span], matches: Sequence[MedicalMatch], weak_lower_score: float) -> None:
+        self.spans: ByStart[Span] = ByStart(spans, _span_bounds)
+        self.drugs: ByStart[tuple[int, int]] = ByStart(
+            ((m.start, m.end) for m in matches if m.kind in _DRUG_KINDS and not m.ambiguous), _pair_bounds)
+        self._weak_lower_score = weak_lower_score
+        self._strong: list[tuple[int, int]] | None = None
+        self._in_strong: dict[str, bool] = {}
+
+    def neighbours(self, span: Span) -> list[Span]:
+        """The other candidates overlapping ``span`` or within ``_NEIGHBOUR`` characters of it."""
+        return [o for o in self.spans.near(span.start, span.end, _NEIGHBOUR) if o is not span]
+
+    def in_strong_name(self, word: str, text: str) -> bool:
+        """``word`` occurs (lower case) in one of the note's strong name candidates: a NAME scored at least
+        ``weak_lower_score`` or found by another detector than the model."""
+        found = self._in_strong.get(word)
+        if found is None:
+            if self._strong is None:
+                self._strong = [(o.start, o.end) for o in self.spans.items if o.label == Label.NAME
+                                and (o.score >= self._weak_lower_score or sources_of(o) != {"ner"})]
+            found = self._in_strong[word] = any(word in text[a:b].lower() for a, b in self._strong)
+        return found
+
+
+def _span_bounds(span: Span) -> tuple[int, int]:
+    return span.start, span.end
+
+
+def _pair_bounds(pair: tuple[int, int]) -> tuple[int, int]:
+    return pair

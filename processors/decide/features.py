@@ -29,7 +29,7 @@ from dictionaries.text import (
     line_bounds,
     name_context,
 )
-from processors.decide.cues import RULES, Cues
+from processors.decide.cues import RULES, CueNote, Cues
 from processors.pipeline import Note
 from processors.shapes import (
     HAS_DIGIT,
@@ -202,8 +202,9 @@ def _word_shares(words: Sequence[str], cw: ClinicalWords | None) -> tuple[float,
     return tuple(c / len(words) for c in counts)
 
 
-def row(view: NoteView, i: int, cues: Cues) -> list[float]:
-    """The feature row (``FEATURES`` order) of candidate ``view.spans[i]``."""
+def row(view: NoteView, i: int, cues: Cues, cue_note: CueNote | None = None) -> list[float]:
+    """The feature row (``FEATURES`` order) of candidate ``view.spans[i]`` (``cue_note``: ``cues.note`` of the view's
+    spans and matches, built once per note by the caller that scores all its candidates)."""
     text, spans = view.text, view.spans
     span = spans[i]
     a, b = span.start, span.end
@@ -240,7 +241,7 @@ def row(view: NoteView, i: int, cues: Cues) -> list[float]:
         key = alpha[-1]
         named = float(view.named[key] - _confident_name(span) > 0)
     measure = measurement_value(text, a, b)
-    flags = cues.flags(span, text, spans, view.matches, measure)
+    flags = cues.flags(span, text, spans, view.matches, measure, cue_note)
     out = [
         LABEL_CODES[str(span.label)], SUBTYPE_CODES.get(span.subtype, 0), float("regex" in srcs), float("ner" in srcs),
         float("dictionary" in srcs), float(len(srcs)), span.score, best.get("ner", 0.0), best.get("regex", 0.0),
@@ -332,4 +333,5 @@ class Extractor:
         cands = [note.spans[i] for i in scored]
         matches = [m for lo, hi in windows(text, cands, MAX_CHARS) for m in self.vocab.scan(text, lo, hi)]
         view = NoteView.of(text, note.spans, matches)
-        return fixed, scored, [row(view, i, self.cues) for i in scored]
+        cue_note = self.cues.note(view.spans, view.matches)
+        return fixed, scored, [row(view, i, self.cues, cue_note) for i in scored]

@@ -13,7 +13,7 @@ from presidio_analyzer import Pattern
 
 from dictionaries import vocab
 from dictionaries.calendar import MONTHS
-from dictionaries.text import is_all_caps, line_around
+from dictionaries.text import is_all_caps, line_fact
 from processors.regex.context import measure_before, unit_after
 from processors.regex.recognizer import (
     RE_CASED,
@@ -189,7 +189,7 @@ class LocationRecognizer(ClinicalRecognizer):
             state = text[state_start:state_end]
             if text[city_start:city_end].isupper() and city_end - city_start < 4:
                 return  # "her PCP, Nevada ...": an abbreviation, not a city
-            if is_all_caps(line_around(text, start)) and not _known_city(text, city_start, city_end):
+            if line_fact(is_all_caps, text, start) and not _known_city(text, city_start, city_end):
                 return  # ALL-CAPS line, no case evidence: "LASIX, CO/CI", "BASES BILAT, CT" need a known city
             if len(state) > 2 and _NAME_AFTER.match(text, state_end):
                 return  # "Nevada Bianca Martinez": a first name

@@ -178,12 +178,18 @@ class Transform:
                 raise ValueError("min_shift_days must be <= max_shift_days")
             return self
 
-    def __init__(self, config: Config, ctx: BuildContext) -> None:
+    @classmethod
+    def check_options(cls, config: Config, ctx: BuildContext) -> None:
+        """E300 for a surrogate or dateshift mode without a private secret (``pipeline.check_config`` asks before
+        anything loads)."""
         if config.mode != "tag" and (ctx.secret_is_default or not ctx.secret):
             raise ConfigError(
                 f"transform mode {config.mode!r} needs a private HMAC secret: set DEID_SECRET "
                 "(surrogates and date shifts made with the default secret can be reversed)"
             )
+
+    def __init__(self, config: Config, ctx: BuildContext) -> None:
+        self.check_options(config, ctx)
         if ctx.secret_is_default:
             logger.warning("transform: pseudonyms use the default secret; set DEID_SECRET in production")
         self.config = config

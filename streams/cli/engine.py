@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,23 +41,42 @@ def process_inputs(
 ) -> int:
     """``detect`` (``with_text`` False: spans only) or ``deid`` over the notes in ``input_path``; the exit
     code. Inputs that are no note and notes the pipeline failed on are reported by place and code."""
+    from processors.pipeline import check_config
+    from schemas.errors import ConfigError
     from schemas.models import NoteIn
     from schemas.readers import InputFailure, iter_inputs
 
+    # what can fail without the pipeline fails first: exit 2, no model loaded, the output file untouched
     settings = load_settings(config, mode)
     cfg = pipeline_config_for(settings, detect_only=not with_text, steps=steps)
+    try:
+        check_config(cfg, settings.secret)
+    except ConfigError as exc:
+        err.print(f"[red]error[/] {exc}", markup=True, highlight=False)
+        return EXIT_USAGE
+    if not input_path.exists():
+        err.print(f"[red]error[/] [E110] input not found: {input_path}", markup=True, highlight=False)
+        return EXIT_USAGE
     items = list(iter_inputs(input_path))
+    if not items:
+        err.print(f"[red]error[/] [E111] no note in {input_path} (empty input); {output} not written",
+                  markup=True, highlight=False)
+        return EXIT_USAGE
     notes = [i for i in items if isinstance(i, NoteIn)]
     failures: list[InputFailure] = [i for i in items if isinstance(i, InputFailure)]
     for f in failures:
         err.print(f"[yellow]skipped[/] {f.where}: [{f.code}] {f.reason}", markup=True, highlight=False)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    # written beside the output and renamed over it only when the run completes: a failed or interrupted run
+    # leaves an existing output file as it was
+    fd, part_name = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".part")
+    part = Path(part_name)
     try:
         versions: list[dict[str, Any]] = []
         batches = run_notes(settings, cfg, notes, batch_size=batch_size, workers=workers, versions=versions,
                             command="deid" if with_text else "detect")
-        output.parent.mkdir(parents=True, exist_ok=True)
         failed_notes = 0
-        with output.open("w", encoding="utf-8") as out, Progress(
+        with os.fdopen(fd, "w", encoding="utf-8") as out, Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=err, transient=False, disable=not notes,
         ) as progress:
@@ -71,14 +92,29 @@ def process_inputs(
                         continue
                     out.write(json.dumps(note_record(note, with_text=with_text), ensure_ascii=False) + "\n")
                 progress.advance(task, len(batch))
+        _set_mode_like(part, output)
+        os.replace(part, output)
         write_provenance(output, provenance(command_line(), cfg, versions[0] if versions else None))
     except DeidError as exc:
-        err.print(f"[red]error[/] {exc}", markup=True, highlight=False)
+        err.print(f"[red]error[/] {exc}; {output} not written", markup=True, highlight=False)
         return EXIT_FAILED
+    finally:
+        part.unlink(missing_ok=True)
     total_failed = len(failures) + failed_notes
     err.print(f"{len(notes) - failed_notes} notes written to {output}; {total_failed} inputs failed",
               highlight=False)
     return EXIT_SOME_FAILED if total_failed else EXIT_OK
+
+
+def _set_mode_like(part: Path, output: Path) -> None:
+    """The permissions the output would have had: an existing output's, else the umask's for a new file
+    (``mkstemp`` creates its file readable by its owner only)."""
+    if output.exists():
+        os.chmod(part, output.stat().st_mode & 0o7777)
+        return
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(part, 0o666 & ~umask)
 
 
 def detect(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dictionaries.text import is_all_caps, line_around, line_bounds, name_context
@@ -59,3 +61,42 @@ def test_when_title_or_credential_surrounds_span_then_name_context(text: str, su
 def test_when_only_personal_titles_count_then_role_words_do_not() -> None:
     text = "Pt Smith resting."
     assert not name_context(text, 3, 8, personal_titles_only=True)
+
+
+def _long_one_line_text() -> str:
+    passage = ("Pt John Smith (MRN 4478123) seen 02/11/2019, BP 120/80, HR 72 bpm; CPAP 5/5 FIO2 40%. "
+               "PT ADMITTED TO OSH. Dr. Alice Moreno, MD called 217-555-0143. ")
+    return passage * 60 + "\nSHORT LINE 5/5\n" + passage * 3
+
+
+def test_when_a_text_is_long_then_its_indexed_line_bounds_equal_find_and_rfind() -> None:
+    from dictionaries import text as text_module
+
+    text = _long_one_line_text()
+    assert len(text) >= text_module.LONG_LINE
+    for start in range(0, len(text), 37):
+        for end in (None, start, min(len(text), start + 25)):
+            stop = start if end is None else end
+            nl = text.find("\n", stop)
+            expected = (text.rfind("\n", 0, start) + 1, nl if nl >= 0 else len(text))
+            assert line_bounds(text, start, end) == expected
+
+
+def test_when_a_line_is_long_then_line_facts_and_measurements_equal_the_unmemoised_ones(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dictionaries import medical_syntax
+    from dictionaries import text as text_module
+    from dictionaries.text import line_fact
+
+    text = _long_one_line_text()
+    positions = [(m.start(), m.end()) for m in re.finditer(r"[\w/]+", text)]
+    fast = [(line_fact(is_all_caps, text, a, b), name_context(text, a, b),
+             medical_syntax.measurement_value(text, a, b), medical_syntax.identifier_cue(text, a, b))
+            for a, b in positions]
+    monkeypatch.setattr(text_module, "LONG_LINE", 1 << 30)  # every line short: no index, no memo
+    monkeypatch.setattr(medical_syntax, "LONG_LINE", 1 << 30)
+    slow = [(is_all_caps(line_around(text, a, b)), name_context(text, a, b),
+             medical_syntax.measurement_value(text, a, b), medical_syntax.identifier_cue(text, a, b))
+            for a, b in positions]
+    assert fast == slow
+    assert any(f[2] for f in fast) and not all(f[2] for f in fast)  # the test sees both answers

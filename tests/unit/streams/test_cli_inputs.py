@@ -1,0 +1,131 @@
+"""`deid` / `detect` on bad configuration and bad input (issue 27): configuration and path errors exit 2 before any
+model loads, a failed run leaves an existing output file as it was, an empty input is an error (E111), blank text is
+rejected with the code the Kafka path uses (E122), and an error's place names one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from streams.cli import app
+from streams.cli._util import EXIT_SOME_FAILED, EXIT_USAGE
+
+KEEP = '{"note_id": "earlier run", "spans": []}\n'
+NOTE = json.dumps({"note_id": "n1", "text": "Seen by Dr. Quillfeather on 03/14/2021 for chest pain."})
+
+
+@pytest.fixture
+def no_model_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building any pipeline step fails the test: the errors under test must come before."""
+    import processors.pipeline as pipeline
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("a pipeline step was built")
+
+    monkeypatch.setattr(pipeline, "build_processor", refuse)
+
+
+def _run(args: list[str]) -> tuple[int, str]:
+    res = CliRunner().invoke(app, args)
+    return res.exit_code, res.stderr
+
+
+@pytest.mark.parametrize(("args", "env", "code"), [
+    (["--steps", "regex,nope"], {}, "E301"),
+    (["--mode", "surrogate"], {"DEID_SECRET": None}, "E300"),
+    (["--mode", "dateshift"], {"DEID_SECRET": None}, "E300"),
+])
+def test_when_the_configuration_is_wrong_then_exit_2_before_any_model_and_the_output_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_model_loads: None, args: list[str],
+        env: dict[str, str | None], code: str) -> None:
+    for k, v in env.items():
+        monkeypatch.delenv(k, raising=False) if v is None else monkeypatch.setenv(k, v)
+    src = tmp_path / "in.jsonl"
+    src.write_text(NOTE + "\n")
+    out = tmp_path / "out.jsonl"
+    out.write_text(KEEP)
+    rc, stderr = _run(["deid", str(src), "-o", str(out), *args])
+    assert rc == EXIT_USAGE and f"[{code}]" in stderr
+    assert out.read_text() == KEEP
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]  # no temporary file left
+
+
+@pytest.mark.parametrize("command", ["deid", "detect"])
+def test_when_the_input_path_is_missing_then_exit_2_before_any_model_and_no_output_is_created(
+        tmp_path: Path, no_model_loads: None, command: str) -> None:
+    out = tmp_path / "out.jsonl"
+    rc, stderr = _run([command, str(tmp_path / "missing.jsonl"), "-o", str(out)])
+    assert rc == EXIT_USAGE and "[E110]" in stderr and "missing.jsonl" in stderr
+    assert not out.exists()
+
+
+def test_when_the_input_file_is_empty_then_it_is_an_error_and_the_output_is_kept(
+        tmp_path: Path, no_model_loads: None) -> None:
+    src = tmp_path / "empty.jsonl"
+    src.write_text("")
+    out = tmp_path / "out.jsonl"
+    out.write_text(KEEP)
+    rc, stderr = _run(["deid", str(src), "-o", str(out)])
+    assert rc == EXIT_USAGE and "[E111]" in stderr and "empty" in stderr
+    assert out.read_text() == KEEP
+
+
+def test_when_the_pipeline_fails_mid_run_then_the_existing_output_is_not_truncated(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from schemas.errors import ProcessingError
+    from streams.cli import engine
+
+    def broken(*_a: object, **_k: object) -> object:
+        yield from ()
+        raise ProcessingError("the pipeline broke", code="E400")
+
+    monkeypatch.setattr(engine, "run_notes", broken)
+    src = tmp_path / "in.jsonl"
+    src.write_text(NOTE + "\n")
+    out = tmp_path / "out.jsonl"
+    out.write_text(KEEP)
+    rc, stderr = _run(["detect", str(src), "-o", str(out), "--steps", "regex"])
+    assert rc == 1 and "[E400]" in stderr
+    assert out.read_text() == KEEP
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
+
+
+def test_when_a_run_completes_then_the_output_is_replaced_with_the_usual_permissions(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(NOTE + "\n")
+    out = tmp_path / "out.jsonl"
+    out.write_text(KEEP)
+    out.chmod(0o644)
+    rc, _ = _run(["detect", str(src), "-o", str(out), "--steps", "regex"])
+    assert rc == 0
+    assert [json.loads(x)["note_id"] for x in out.read_text().splitlines()] == ["n1"]
+    assert out.stat().st_mode & 0o777 == 0o644
+
+
+def test_when_a_note_is_blank_or_bad_json_then_each_is_reported_with_one_line_and_the_kafka_code(
+        tmp_path: Path) -> None:
+    src = tmp_path / "bad.jsonl"
+    src.write_text(NOTE + "\nnot json\n" + json.dumps({"note_id": "blank", "text": " \t\n "}) + "\n")
+    out = tmp_path / "out.jsonl"
+    rc, stderr = _run(["detect", str(src), "-o", str(out), "--steps", "regex"])
+    assert rc == EXIT_SOME_FAILED
+    assert "bad.jsonl:2: [E102] invalid JSON at column 1" in stderr
+    assert "line 1" not in stderr
+    assert "bad.jsonl:3: [E122]" in stderr
+    assert [json.loads(x)["note_id"] for x in out.read_text().splitlines()] == ["n1"]
+
+
+def test_when_a_kafka_record_and_a_file_line_hold_blank_text_then_both_are_rejected_alike() -> None:
+    from schemas.errors import InputError
+    from schemas.readers import RawItem, parse_item
+    from streams.codec import InRecord, decode
+
+    raw = json.dumps({"note_id": "blank", "text": "   "}).encode()
+    with pytest.raises(InputError) as from_file:
+        parse_item(RawItem(file="f.jsonl", format="json", raw=raw, line=1))
+    with pytest.raises(InputError) as from_kafka:
+        decode(InRecord(topic="t", partition=0, offset=0, key=None, value=raw, headers=()), max_bytes=1 << 20)
+    assert from_file.value.code == from_kafka.value.code == "E122"
