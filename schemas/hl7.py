@@ -9,7 +9,7 @@ What is read (DESIGN.md §3: the message's own identifiers are the per-note dict
   ``\\.br\\``, ``\\.sp\\``, ``\\Xhh\\`` ...); unknown escapes stay verbatim, so the text is otherwise exact.
 - patient (PID, NK1): ids from PID-2/3/4/18/20, MRN = the PID-3 id typed MR (else the first), names
   from PID-5 and PID-9, birth date PID-7 as given, addresses PID-11, phones and emails PID-13/14,
-  SSN PID-19 (else a PID-3 id typed SS); relatives from NK1 and PID-6 (mother's maiden name).
+  SSN PID-19 (else a PID-3 id typed SS); relatives from NK1 and PID-6 (mother's maiden name); administrative sex PID-8.
 - providers: the XCN/NDL fields listed in ``PROVIDER_FIELDS`` (PV1, ORC, OBR, OBX, TXA).
 - facility: MSH-4 sending facility, else PV1-3 location facility, else MSH-6.
 - note id: TXA-12 document number, else MSH-10 control id, else the caller's ``note_id``.
@@ -584,6 +584,7 @@ class _Mapper:
             addresses=_unique(self.addresses(pid, 11)),
             ssn=ssn,
             relatives=tuple(relatives),
+            sex=self.read(pid, 8, lambda reps: _comp(reps[0], 1) if reps else None),
         )
 
     def relative(self, nk1: hl7.Segment) -> Relative | None:

@@ -180,6 +180,7 @@ def test_when_mdm_is_mapped_then_pid_fills_the_patient_block(mdm: NoteIn) -> Non
     assert p.phones == ("(802) 555-0143", "(802) 5550178 x12")
     assert p.emails == ("marisol.q@example.org",)
     assert p.ssn == "998-31-4421"
+    assert p.sex == "F"  # PID-8: a surrogate for her given name stays a woman's name
 
 
 def test_when_mdm_has_nk1_then_relatives_carry_name_relationship_address_phones(mdm: NoteIn) -> None:
