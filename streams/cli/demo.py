@@ -31,6 +31,8 @@ from rich.table import Table
 from streams.cli._util import (
     REPO,
     ConfigOpt,
+    ModeChoice,
+    ModeOpt,
     build_pipeline,
     load_settings,
     percentile,
@@ -349,7 +351,7 @@ def show_notes(console: Console, notes: list[Note], max_chars: int = 900) -> Non
 def demo(
     n_synthetic: Annotated[int, typer.Option("--synthetic", min=0, help="synthetic notes to add")] = 8,
     hl7_dir: Annotated[Path | None, typer.Option("--hl7", help="folder of HL7 messages")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="tag | surrogate | dateshift")] = "tag",
+    mode: Annotated[ModeChoice, typer.Option("--mode", help="transform mode")] = "tag",
     timeout: Annotated[float, typer.Option("--timeout", help="give up after this many seconds")] = 100.0,
     show: Annotated[int, typer.Option("--show", help="de-identified notes to print in full")] = 4,
 ) -> None:
@@ -362,7 +364,7 @@ def samples(
     hl7_dir: Annotated[Path | None, typer.Option("--hl7", help="folder of HL7 v2 messages")] = None,
     n_hl7: Annotated[int, typer.Option(help="HL7 messages to show")] = 6,
     n_synthetic: Annotated[int, typer.Option(help="synthetic notes to add")] = 4,
-    mode: Annotated[str | None, typer.Option("--mode", help="tag | surrogate | dateshift")] = None,
+    mode: ModeOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """De-identify sample HL7 messages and synthetic notes offline (no broker) and print them."""

@@ -18,6 +18,7 @@ from streams.cli._util import (
     BatchOpt,
     ConfigOpt,
     InputArg,
+    ModeOpt,
     OutputOpt,
     StepsOpt,
     WorkersOpt,
@@ -86,13 +87,10 @@ def detect(
 
 def deid(
     input_path: InputArg, output: OutputOpt,
-    mode: Annotated[str | None, typer.Option("--mode", help="tag | surrogate | dateshift (default: settings)")] = None,
+    mode: ModeOpt = None,
     config: ConfigOpt = None, steps: StepsOpt = None, batch_size: BatchOpt = 64, workers: WorkersOpt = 1,
 ) -> None:
     """De-identify: writes {"note_id", "spans", "text", "leak", ...} per note."""
-    if mode is not None and mode not in ("tag", "surrogate", "dateshift"):
-        err.print("[red]error[/] --mode must be tag, surrogate or dateshift", markup=True)
-        raise typer.Exit(EXIT_USAGE)
     raise typer.Exit(process_inputs(input_path, output, with_text=True, mode=mode, config=config, steps=steps,
                                     batch_size=batch_size, workers=workers))
 
