@@ -68,8 +68,8 @@ def clusters(spans: Iterable[Span]) -> list[list[Span]]:
 
 
 #: Labels an identifier's shape decides (an SSN's 3-2-4 digits, an e-mail's "@"): where the regex step matched
-#: such a shape in a region, its recognizers name the region's type; the other detectors' labels are guesses from
-#: context (the NER model reads "123-45-6789" after "number" as a phone).
+#: such a shape over a whole region, its recognizers name the region's type; the other detectors' labels are
+#: guesses from context (the NER model reads "123-45-6789" after "number" as a phone).
 SHAPE_LABELS: frozenset[Label] = frozenset({Label.ID, Label.EMAIL, Label.PHONE, Label.URL, Label.IP})
 SHAPE_SOURCE = "regex"
 #: A place or an institution: which of the two a region is, a vocabulary that lists the region's whole text as a
@@ -79,9 +79,11 @@ PLACE_LABELS: frozenset[Label] = frozenset({Label.LOCATION, Label.ORGANIZATION})
 GAZETTEER_SOURCE = "dictionary"
 
 
-def _label_voters(group: Sequence[Span]) -> Sequence[Span]:
-    shaped = [s for s in group if s.label in SHAPE_LABELS and SHAPE_SOURCE in sources_of(s)]
-    return shaped or group
+def _label_voters(group: Sequence[Span], lo: int, hi: int) -> Sequence[Span]:
+    """The spans whose labels vote: the regex step's spans over the whole region when one of them is an identifier
+    shape (they vote among themselves: "20150704" is a date and an 8-digit ID shape), else every span."""
+    whole = [s for s in group if s.start == lo and s.end == hi and SHAPE_SOURCE in sources_of(s)]
+    return whole if any(s.label in SHAPE_LABELS for s in whole) else group
 
 
 def merge_cluster(group: Sequence[Span]) -> Span:
@@ -97,7 +99,7 @@ def merge_cluster(group: Sequence[Span]) -> Span:
     lo = min(s.start for s in group)
     hi = max(s.end for s in group)
     weight: dict[Label, float] = defaultdict(float)
-    for s in _label_voters(group):
+    for s in _label_voters(group, lo, hi):
         weight[s.label] += s.score * (s.end - s.start) / (hi - lo)
     label = max(weight, key=lambda lab: (weight[lab], -_PRIO[lab]))
     listed = sorted((s for s in group if s.label in PLACE_LABELS and s.subtype is not None and s.start == lo
