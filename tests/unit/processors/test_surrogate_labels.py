@@ -4,6 +4,8 @@ patient stated to be a man keeps a man's given name (issue 27)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dictionaries import vocab
@@ -66,3 +68,16 @@ def test_when_the_patients_sex_is_stated_then_the_surrogate_given_name_keeps_it(
     (note,) = pipeline.run([NoteIn(note_id="n-1", text=text, patient=patient)])
     assert note.output is not None and given not in note.output and "Quillon" not in note.output
     assert _given_name_sex(note.output, 0) == expected, note.output
+
+
+def test_when_the_demos_first_hl7_note_runs_then_its_address_parts_are_places_and_the_zip_a_zip(
+    pipeline: Pipeline, shared_dir: Path
+) -> None:
+    from schemas.hl7 import parse_hl7
+
+    path = shared_dir / "data" / "hl7" / "cdc-trusted-intermediary" / "CA__001_CA_OML_O21.hl7"
+    (note,) = pipeline.run([parse_hl7(path.read_text(encoding="utf-8"))])
+    got = _labels(note)
+    assert got["94804"] == ("LOCATION", "ZIP") and got["Richmond"] == ("LOCATION", "CITY"), got
+    assert all(label == "LOCATION" for label, _ in got.values()), got  # no code or ZIP read as an ID
+    assert note.output is not None and "^" not in note.output and "94804" not in note.output
