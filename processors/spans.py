@@ -72,6 +72,9 @@ def clusters(spans: Iterable[Span]) -> list[list[Span]]:
 #: guesses from context (the NER model reads "123-45-6789" after "number" as a phone).
 SHAPE_LABELS: frozenset[Label] = frozenset({Label.ID, Label.EMAIL, Label.PHONE, Label.URL, Label.IP})
 SHAPE_SOURCE = "regex"
+#: ... when it matched it with at least this score: below it the regex is guessing too (a bare 8-digit number is an
+#: ID shape at 0.4 and a date at 0.25; "20230407 at 1400" is a date)
+SHAPE_MIN_SCORE = 0.5
 #: A place or an institution: which of the two a region is, a vocabulary that lists the region's whole text as a
 #: city, state, country or hospital knows better than the NER model's reading of the context ("seen at
 #: Springfield" reads like a facility; Springfield is a city).
@@ -80,10 +83,11 @@ GAZETTEER_SOURCE = "dictionary"
 
 
 def _label_voters(group: Sequence[Span], lo: int, hi: int) -> Sequence[Span]:
-    """The spans whose labels vote: the regex step's spans over the whole region when one of them is an identifier
-    shape (they vote among themselves: "20150704" is a date and an 8-digit ID shape), else every span."""
+    """The spans whose labels vote: the regex step's spans over the whole region when the best-scored of them is an
+    identifier shape matched with at least ``SHAPE_MIN_SCORE`` (they vote among themselves), else every span."""
     whole = [s for s in group if s.start == lo and s.end == hi and SHAPE_SOURCE in sources_of(s)]
-    return whole if any(s.label in SHAPE_LABELS for s in whole) else group
+    best = max(whole, key=lambda s: s.score, default=None)
+    return whole if best is not None and best.label in SHAPE_LABELS and best.score >= SHAPE_MIN_SCORE else group
 
 
 def merge_cluster(group: Sequence[Span]) -> Span:

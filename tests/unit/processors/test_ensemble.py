@@ -105,6 +105,12 @@ RESOLVE_CASES: list[tuple[str, list[Span], list[tuple[int, int, str, str | None,
     ("when_the_regex_matched_an_identifier_shape_then_its_label_wins_over_the_models",  # "123-45-6789"
      [span(0, 11, "ner", 1.0, "PHONE"), span(0, 11, "regex", 0.95, "ID", "SSN")],
      [(0, 11, "ID", "SSN", 1.0, "ner+regex")]),
+    ("when_the_regex_only_guesses_a_shape_then_the_other_detectors_vote_too",  # "20230407 at 1400"
+     [span(0, 8, "ner", 1.0, "DATE"), span(0, 8, "regex", 0.25, "DATE"), span(0, 8, "regex", 0.4, "ID")],
+     [(0, 8, "DATE", None, 1.0, "ner+regex")]),
+    ("when_a_shape_covers_only_part_of_a_region_then_it_does_not_name_the_region",  # an address block with a URL
+     [span(0, 40, "ner", 1.0, "LOCATION"), span(0, 12, "ner", 0.9, "ORGANIZATION"), span(30, 40, "regex", 0.9, "URL")],
+     [(0, 40, "LOCATION", None, 1.0, "ner+regex")]),
     ("when_parts_of_a_region_carry_another_label_then_the_whole_regions_label_wins",  # Saint Brennan Medical Center
      [span(0, 28, "ner", 1.0, "ORGANIZATION"), span(0, 28, "dictionary", 0.75, "ORGANIZATION", "HOSPITAL"),
       span(0, 5, "dictionary", 0.9, "NAME"), span(6, 13, "dictionary", 0.9, "NAME")],
