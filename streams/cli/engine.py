@@ -99,7 +99,9 @@ def synth(
     out: Annotated[Path, typer.Option("-o", "--output", help="output JSONL (shared eval format)")],
     n: Annotated[int, typer.Option("--n", min=1, help="number of notes")] = 500,
     seed: Annotated[int, typer.Option(help="random seed")] = 13,
-    kinds: Annotated[str | None, typer.Option(help="comma-separated note kinds")] = None,
+    kinds: Annotated[str | None, typer.Option(help=(
+        "comma-separated note kinds, of: icu_nursing, discharge, progress, radiology, referral, telephone, query, "
+        "icu_shift (default: the mix of all but icu_shift)"))] = None,
 ) -> None:
     """Generate synthetic English clinical notes with exact gold spans."""
     from processors.synthetic.generator import generate, write_jsonl

@@ -60,6 +60,13 @@ def test_when_any_help_is_shown_then_no_flag_has_a_type_label(runner: CliRunner,
     assert "--help" in res.stdout and "<bool>" not in res.stdout
 
 
+def test_when_synth_help_is_shown_then_it_lists_every_note_kind(runner: CliRunner) -> None:
+    from processors.synthetic.generator import EXTRA_KINDS, KINDS
+
+    text = " ".join(runner.invoke(app, ["synth", "--help"]).stdout.split())
+    assert all(kind in text for kind in (*KINDS, *EXTRA_KINDS))
+
+
 FIXED_VALUES = [
     (["deid"], "--mode", "tag|surrogate|dateshift"),
     (["worker"], "--mode", "tag|surrogate|dateshift"),
