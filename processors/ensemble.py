@@ -12,6 +12,9 @@ Pure functions over spans; the ``ensemble`` processor applies them to each note.
 3. The merged span takes the label with the highest summed score (ties by ``LABEL_PRIORITY``), the
    subtype of the best-scored span with that label, the max score, and ``source`` = the sorted,
    ``+``-joined set of contributing sources (provenance kept).
+   Votes: score times the share of the region a span covers; where the regex step matched an identifier shape
+   (ID, EMAIL, PHONE, URL, IP) in the region, only those spans vote (``processors.spans.merge_cluster``).
+4. A span of a shape label loses the sentence punctuation at its end ("john@example.com." -> "john@example.com").
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from processors.pipeline import BuildContext, Note, register
-from processors.spans import SOURCE_THRESHOLDS, resolve_overlaps, sources_of
+from processors.spans import SOURCE_THRESHOLDS, resolve_overlaps, sources_of, without_trailing_punctuation
 from schemas.models import Span
 
 
@@ -76,9 +79,11 @@ class Ensemble:
         out = []
         for note in notes:
             if self.merge_only:
-                out.append(note.replace(spans=tuple(resolve_overlaps(note.spans))))
+                merged = resolve_overlaps(note.spans)
+                out.append(note.replace(spans=tuple(without_trailing_punctuation(merged, note.text))))
                 continue
             kept, rej = decide(note.spans, self.config.thresholds, self.config.default_threshold,
                                self.config.min_votes)
-            out.append(note.replace(spans=tuple(kept), dropped=note.dropped + tuple(rej)))
+            out.append(note.replace(spans=tuple(without_trailing_punctuation(kept, note.text)),
+                                    dropped=note.dropped + tuple(rej)))
         return out

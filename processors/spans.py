@@ -67,25 +67,63 @@ def clusters(spans: Iterable[Span]) -> list[list[Span]]:
     return groups
 
 
+#: Labels an identifier's shape decides (an SSN's 3-2-4 digits, an e-mail's "@"): where the regex step matched
+#: such a shape over a whole region, its recognizers name the region's type; the other detectors' labels are
+#: guesses from context (the NER model reads "123-45-6789" after "number" as a phone).
+SHAPE_LABELS: frozenset[Label] = frozenset({Label.ID, Label.EMAIL, Label.PHONE, Label.URL, Label.IP})
+SHAPE_SOURCE = "regex"
+#: ... when it matched it with at least this score: below it the regex is guessing too (a bare 8-digit number is an
+#: ID shape at 0.4 and a date at 0.25; "20230407 at 1400" is a date)
+SHAPE_MIN_SCORE = 0.5
+#: A place or an institution: which of the two a region is, a vocabulary that lists the region's whole text as a
+#: city, state, country or hospital knows better than the NER model's reading of the context ("seen at
+#: Springfield" reads like a facility; Springfield is a city).
+PLACE_LABELS: frozenset[Label] = frozenset({Label.LOCATION, Label.ORGANIZATION})
+GAZETTEER_SOURCE = "dictionary"
+
+
+def _label_voters(group: Sequence[Span], lo: int, hi: int) -> Sequence[Span]:
+    """The spans whose labels vote: the regex step's spans over the whole region when the best-scored of them is an
+    identifier shape matched with at least ``SHAPE_MIN_SCORE`` (they vote among themselves), else every span."""
+    whole = [s for s in group if s.start == lo and s.end == hi and SHAPE_SOURCE in sources_of(s)]
+    best = max(whole, key=lambda s: s.score, default=None)
+    return whole if best is not None and best.label in SHAPE_LABELS and best.score >= SHAPE_MIN_SCORE else group
+
+
 def merge_cluster(group: Sequence[Span]) -> Span:
-    """One span for a group of overlapping spans (see module policy, step 3)."""
+    """One span for a group of overlapping spans (see module policy, step 3).
+
+    A span's vote for its label is its score times the share of the region it covers: the label of a detection
+    of the whole region ("Saint Brennan Medical Center", ORGANIZATION) outweighs those of its parts ("Saint",
+    "Brennan" in name lists). Between place and institution, a vocabulary entry for the whole region (a city, a
+    hospital) decides. The subtype comes from the best-scored span of the label; when that one has none,
+    from the best-scored span of the label that has one (never PROVIDER, which policy may leave verbatim)."""
     if len(group) == 1:
         return group[0]
+    lo = min(s.start for s in group)
+    hi = max(s.end for s in group)
     weight: dict[Label, float] = defaultdict(float)
-    best: dict[Label, Span] = {}
-    for s in group:
-        weight[s.label] += s.score
-        if s.label not in best or s.score > best[s.label].score:
-            best[s.label] = s
+    for s in _label_voters(group, lo, hi):
+        weight[s.label] += s.score * (s.end - s.start) / (hi - lo)
     label = max(weight, key=lambda lab: (weight[lab], -_PRIO[lab]))
+    listed = sorted((s for s in group if s.label in PLACE_LABELS and s.subtype is not None and s.start == lo
+                     and s.end == hi and GAZETTEER_SOURCE in sources_of(s)), key=lambda s: -s.score)
+    if label in PLACE_LABELS and listed:
+        label = listed[0].label
+    same = sorted((s for s in group if s.label == label), key=lambda s: -s.score)
+    subtype = same[0].subtype
+    if label in PLACE_LABELS and listed:
+        subtype = listed[0].subtype
+    elif subtype is None:
+        subtype = next((s.subtype for s in same if s.subtype is not None and s.subtype != "PROVIDER"), None)
     srcs: set[str] = set()
     for s in group:
         srcs |= sources_of(s)
     return Span(
-        start=min(s.start for s in group),
-        end=max(s.end for s in group),
+        start=lo,
+        end=hi,
         label=label,
-        subtype=best[label].subtype,
+        subtype=subtype,
         score=max(s.score for s in group),
         source="+".join(sorted(srcs)),
     )
@@ -94,6 +132,23 @@ def merge_cluster(group: Sequence[Span]) -> Span:
 def resolve_overlaps(spans: Iterable[Span]) -> list[Span]:
     """Non-overlapping spans sorted by start: each overlapping group merged into one."""
     return [merge_cluster(g) for g in clusters(spans)]
+
+
+#: Sentence punctuation that no shape-labelled identifier ends with ("john@example.com." at a sentence's end).
+_TRAILING_PUNCT = ".,;:!?"
+
+
+def without_trailing_punctuation(spans: Iterable[Span], text: str) -> list[Span]:
+    """``spans`` with sentence punctuation cut off the end of every span of a shape label (an e-mail, URL, phone,
+    ID or IP address never ends in a period or comma: the NER model's extent often takes the sentence's)."""
+    out: list[Span] = []
+    for s in spans:
+        end = s.end
+        if s.label in SHAPE_LABELS:
+            while end - 1 > s.start and text[end - 1] in _TRAILING_PUNCT:
+                end -= 1
+        out.append(s if end == s.end else s.model_copy(update={"end": end}))
+    return out
 
 
 # ------------------------------------------------------------------------------------------ offsets

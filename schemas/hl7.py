@@ -4,12 +4,13 @@ What is read (DESIGN.md §3: the message's own identifiers are the per-note dict
 
 - narrative: OBX-5 of value type TX or FT, OBX-5 of type ST when the value has a letter and is longer
   than 20 characters (shorter ST values are results such as "Negative"), and NTE-3. Repetitions and
-  successive segments are joined in message order with "\\n"; empty lines inside the narrative are
+  successive segments are joined in message order with "\\n" (a value's components joined as text: a coded
+  value as its display text, others with ", "; ``readable_components``); empty lines inside the narrative are
   kept, empty lines before and after it are not. HL7 escapes are decoded (``\\F\\ \\S\\ \\T\\ \\R\\ \\E\\``,
   ``\\.br\\``, ``\\.sp\\``, ``\\Xhh\\`` ...); unknown escapes stay verbatim, so the text is otherwise exact.
 - patient (PID, NK1): ids from PID-2/3/4/18/20, MRN = the PID-3 id typed MR (else the first), names
   from PID-5 and PID-9, birth date PID-7 as given, addresses PID-11, phones and emails PID-13/14,
-  SSN PID-19 (else a PID-3 id typed SS); relatives from NK1 and PID-6 (mother's maiden name).
+  SSN PID-19 (else a PID-3 id typed SS); relatives from NK1 and PID-6 (mother's maiden name); administrative sex PID-8.
 - providers: the XCN/NDL fields listed in ``PROVIDER_FIELDS`` (PV1, ORC, OBR, OBX, TXA).
 - facility: MSH-4 sending facility, else PV1-3 location facility, else MSH-6.
 - note id: TXA-12 document number, else MSH-10 control id, else the caller's ``note_id``.
@@ -172,12 +173,53 @@ class _Reader:
         ]
 
     def narrative(self, seg: hl7.Segment, n: int) -> list[str]:
-        """Each repetition whole (``str`` re-joins its components: a stray ``^`` in prose is prose)."""
+        """Each repetition as readable text (``readable_components``); a literal ``^`` in prose is escaped
+        (``\\S\\``) by the sender and comes out as ``^``."""
         field = _field(seg, n)
-        return [self.text(str(rep)) for rep in field] if field is not None else []
+        if field is None:
+            return []
+        out = []
+        for rep in field:
+            if isinstance(rep, str):
+                out.append(self.text(rep))
+                continue
+            comps = [self.text(c) if isinstance(c, str) else " ".join(t for s in c if (t := self.text(s)).strip())
+                     for c in rep]
+            out.append(readable_components(comps))
+        return out
 
     def text(self, value: str) -> str:
         return unescape(value, self.d, self.charset) if self.d.escape in value else value
+
+
+#: A coding system in the third component of a coded element (CWE / CE: code^text^system): LN (LOINC), SCT, L,
+#: UCUM, HL70136, 99TNH (local), I10 ...
+_CODING_SYSTEM = re.compile(r"[A-Z][A-Z0-9-]{0,11}|99[A-Z0-9]{1,10}")
+_CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-_]{0,31}")
+#: Coding systems whose codes may have no digit (HL7 table 0396); a local system starts with "99"
+_CODE_SYSTEMS = frozenset({"LN", "SCT", "SNM", "SNM3", "I10", "I10C", "I9", "I9C", "I9CM", "CPT", "UCUM", "NDC",
+                           "RXNORM", "HL70078", "HL70136", "HL70189", "HL70396", "CDCREC", "NCI", "L"})
+
+
+def _is_coded(parts: list[str]) -> bool:
+    """code^text^system (CWE / CE): a code without blanks, a display text, a coding system; the code has a digit
+    or the system is a known or local one, so "SMITH^JOHN^A" (a name) is not read as a code."""
+    if len(parts) < 3 or not parts[1] or not _CODE.fullmatch(parts[0]) or not _CODING_SYSTEM.fullmatch(parts[2]):
+        return False
+    return any(c.isdigit() for c in parts[0]) or parts[2].startswith("99") or parts[2] in _CODE_SYSTEMS
+
+
+def readable_components(comps: list[str]) -> str:
+    """A field repetition's components as text a reader (and the detectors) can read: a coded element
+    (``LA25402-1^Heel Stick^LN``, CWE/CE) becomes its display text ("Heel Stick"), as HL7 viewers show it (the code
+    stays in the message; in the narrative a bare code next to the following line read as part of an address);
+    other components are joined with ", " without the empty ones ("5901 Lakeside Ave^^Richmond^CA^94804" ->
+    "5901 Lakeside Ave, Richmond, CA, 94804"; "BATES^JOHN" -> "BATES, JOHN"), so a ZIP is read as a ZIP."""
+    parts = [c.strip() for c in comps]
+    if _is_coded(parts):
+        return parts[1]
+    kept = [p for p in parts if p]
+    return ", ".join(kept) if len(kept) > 1 else (kept[0] if kept else "")
 
 
 def _guard(segment: str, field: int | None, read: Callable[[], T], what: str = "malformed field") -> T:
@@ -584,6 +626,7 @@ class _Mapper:
             addresses=_unique(self.addresses(pid, 11)),
             ssn=ssn,
             relatives=tuple(relatives),
+            sex=self.read(pid, 8, lambda reps: _comp(reps[0], 1) if reps else None),
         )
 
     def relative(self, nk1: hl7.Segment) -> Relative | None:

@@ -117,6 +117,9 @@ class Patient(BaseModel):
     addresses: tuple[Address, ...] = ()
     ssn: str | None = None
     relatives: tuple[Relative, ...] = ()
+    #: administrative sex as the sender gives it (HL7 PID-8, table 0001: F, M, O, U, A, N; or "female", "male"):
+    #: a surrogate for the patient's given name keeps it
+    sex: str | None = None
 
     @property
     def key(self) -> str | None:

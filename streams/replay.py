@@ -11,13 +11,14 @@ joins on it.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+import orjson
 
 from streams.broker import consumer_kwargs, create_topics, producer_kwargs, read_topic
 from streams.codec import InRecord, normalize_headers
@@ -196,7 +197,7 @@ def _by_pseudonym(records: list[Any]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for r in records:
         try:
-            data = json.loads(r.value)
+            data = orjson.loads(r.value)
         except (TypeError, ValueError):
             continue
         if isinstance(data, dict) and data.get("note_pseudonym"):

@@ -10,7 +10,6 @@ output of the batch is acknowledged, so the caller may then advance the offsets 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Sequence
@@ -26,7 +25,7 @@ from streams.codec import (
     dead_letter,
     decode,
     leak_findings_header,
-    metrics_payload,
+    metrics_value,
     passthrough_headers,
     safe_reason,
     source_header,
@@ -149,7 +148,7 @@ class BatchProcessor:
             meta = self._version_headers + trace + (source_header(rec),)
             pseudonym = (note.note_pseudonym or "").encode() or None
             metrics = OutRecord("metrics", pseudonym,
-                                json.dumps(metrics_payload(note, self.versions), separators=(",", ":")).encode(),
+                                metrics_value(note, self.versions),
                                 meta + (("content-type", b"application/json"),))
             if note.leak:
                 headers = (tuple(passthrough_headers(rec)) + meta

@@ -15,6 +15,9 @@ from schemas.labels import Label, Subtype
 _PHONE_TAIL = r"(?:[ \t]*(?:x|ext\.?|extension)[ \t]*\d{1,6})?"
 _PHONE_END = r"(?![\w-]|\.\d)"
 _PHONE_PREFIX = re.compile(r"(?<![\w.+-])(?:\+?1[ \t.-]?|\+1[ \t]*)$")
+#: The SSN's shape (3-2-4 digits with hyphens) is the SSN recognizer's: a loose digit grouping that is exactly it
+#: is no phone, even after a phone word ("number 123-45-6789"), so the span's type stays ID/SSN.
+_SSN_SHAPE = re.compile(r"\d{3}-\d{2}-\d{4}")
 
 
 _DIGIT_BEFORE = re.compile(r"\d[ \t.-]*$")
@@ -88,7 +91,7 @@ messages answering desk at c h w m o f p""".split())
             return
         if kind == "intl" and _CODE_PREFIX_BEFORE.search(text, max(0, start - 8), start):
             return  # "OMIM +603967"
-        if kind == "grouped" and context not in _PHONE_WORDS:
+        if kind == "grouped" and (context not in _PHONE_WORDS or _SSN_SHAPE.fullmatch(text, start, end)):
             return
         score = pattern.score
         if kind == "nanp":

@@ -59,8 +59,10 @@ _TLDS_BARE_OK = frozenset({"com", "org", "net", "edu", "gov", "mil", "io", "info
                            "au", "de", "fr", "nl", "ch", "se", "es", "br", "mx", "jp", "cn", "ru", "eu", "nz", "za",
                            "cz", "dk", "gr", "hu", "ro", "ee", "si", "cy", "lu", "fi", "ie", "kr", "sg", "hk",
                            "tw", "pl", "care", "clinic", "hospital", "app", "dev"})
+#: the domain's labels left of the TLD, ending right at it (``\Z``: with RE_FLAGS' MULTILINE a ``$`` also matched a
+#: word at the end of an earlier line, and the URL swallowed the lines between: "Clinic\n5885 Maple Road\n...\nx.com")
 _DOMAIN_LEFT = re.compile(r"(?<![\w@./-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}"
-                             r"[a-z0-9])?$", RE_FLAGS)
+                             r"[a-z0-9])?\Z", RE_FLAGS)
 _URL_PATH = re.compile(r"(?::\d{2,5})?(?:/[^\s<>\"'()\[\]{}]*)?", RE_FLAGS)
 
 

@@ -8,6 +8,8 @@ Modes (DESIGN.md §4):
 - ``surrogate``: realistic replacements, the same for the same patient across notes, workers, restarts
   and replays (keyed by HMAC(secret, patient key + label + normalised original); see
   ``processors.transform.surrogates``). Dates are shifted as in ``dateshift``; ages over 89 become "90+".
+  A surrogate given name keeps the person's sex: the patient's stated sex (HL7 PID-8, the JSON patient block, or
+  the note: "a 67-year-old man") for the patient's name words, the name's own (SSA births) for the others.
 - ``dateshift``: every date of a patient moves by the same HMAC-derived number of days (intervals and
   format kept); dates that cannot be parsed become ``[DATE]`` (counted in ``note.extra``); ages over 89
   become "90+"; every other label is tagged as in ``tag`` mode.
@@ -137,6 +139,13 @@ def per_line(render: Render) -> Render:
     return wrapped
 
 
+def given_name_words(note: NoteIn) -> frozenset[str]:
+    """Lowercase words the message gives as given or middle names (of the patient and the relatives)."""
+    names = [] if note.patient is None else [*note.patient.names,
+                                              *(r.name for r in note.patient.relatives if r.name is not None)]
+    return frozenset(w.casefold() for n in names for part in (n.given, n.middle) if part for w in part.split())
+
+
 def _people_words(note: NoteIn) -> tuple[list[str], frozenset[str]]:
     """(name words of the note's own people, for initials; lowercase patient/relative name words that a
     surrogate must never be)."""
@@ -157,6 +166,42 @@ def _people_words(note: NoteIn) -> tuple[list[str], frozenset[str]]:
         if prov.name is not None:
             known.extend(prov.name.parts())
     return known, frozenset(avoid)
+
+
+_SEX_WORDS = {"m": "M", "male": "M", "man": "M", "gentleman": "M", "boy": "M",
+              "f": "F", "female": "F", "woman": "F", "lady": "F", "girl": "F"}
+_AGE_MARK = r"(?:(?:years?|yrs?|months?|mos?|weeks?|wks?|days?)[ -]?old|y/?o|y\.o\.)"
+_RACE = r"(?:(?:white|black|african[ -]american|hispanic|latino|latina|asian|caucasian)[ -])?"
+#: "a 67-year-old man", "67 male", "54 yo F", "34 y/o white female", "67M"; "Sex: F", "Gender: male"
+_SEX_IN_TEXT = re.compile(
+    r"\b\d{1,3}[ -]?(?:" + _AGE_MARK + r"[ -]?)?" + _RACE + r"(?P<a>man|male|gentleman|boy|woman|female|lady|girl)\b"
+    r"|\b\d{1,3}[ -]?" + _AGE_MARK + r"[ -]?(?P<c>[mf])\b"
+    r"|\b\d{1,3}(?P<d>[MF])\b"
+    r"|\b(?:sex|gender)[ \t]*[:=]?[ \t]*(?P<b>male|female|m|f)\b", re.IGNORECASE)
+
+
+def stated_sex(note: NoteIn, text: str) -> str | None:
+    """The patient's sex ("F" / "M") as the message states it (HL7 PID-8, the JSON patient block's ``sex``), else
+    as the note states it ("a 67-year-old man", "Sex: F") when it states only one; None otherwise (a message sex of
+    O, U, A or N also gives None)."""
+    given = note.patient.sex if note.patient is not None else None
+    if given and given.strip():
+        return _SEX_WORDS.get(given.strip().casefold())
+    found = {_SEX_WORDS[next(g for g in m.groups() if g).casefold()] for m in _SEX_IN_TEXT.finditer(text)
+             if m.group("d") is None or m.group("d").isupper()}
+    return found.pop() if len(found) == 1 else None
+
+
+def patient_name_words(note: NoteIn, spans: Sequence[Span], text: str) -> frozenset[str]:
+    """Lowercase name words of the patient: the message's patient names and the NAME spans typed PATIENT."""
+    words: set[str] = set()
+    if note.patient is not None:
+        for name in note.patient.names:
+            words.update(w.casefold() for w in name.parts())
+    for s in spans:
+        if s.label == Label.NAME and s.subtype == Subtype.PATIENT:
+            words.update(w.casefold() for w in re.findall(r"[^\W\d_]+", text[s.start:s.end]))
+    return frozenset(words)
 
 
 @register("transform")
@@ -237,13 +282,16 @@ class Transform:
         else:
             days = shift_days(self.secret, key, cfg.min_shift_days, cfg.max_shift_days)
             known, avoid = _people_words(note.input)
+            sex = stated_sex(note.input, note.text)
+            patient_words = patient_name_words(note.input, note.spans, note.text) if sex else frozenset()
+            given_words = given_name_words(note.input)
 
             def render(span: Span, original: str) -> str | None:
                 nonlocal unparsed
                 if is_kept(span, redact_providers=self.redact_providers):
                     return None
                 new = surrogate_for(self.secret, key, span, original, shift=days, known_names=known,
-                                    avoid=avoid)
+                                    avoid=avoid, patient_words=patient_words, sex=sex, given_words=given_words)
                 if span.label == Label.DATE and new == "[DATE]":
                     if span.subtype == Subtype.TIME:
                         return original  # a time of day alone is not a date element to shift

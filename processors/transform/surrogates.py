@@ -412,6 +412,14 @@ def _first_pool() -> tuple[str, ...]:
     return tuple(n for n in names if len(n) >= 3 and n.isalpha() and not vocab.is_common_term(n))[:FIRST_POOL]
 
 
+@functools.cache
+def _first_pool_of(sex: str) -> tuple[str, ...]:
+    """The first-name pool's names that SSA births give to one sex ("F" or "M")."""
+    from dictionaries import vocab
+
+    return tuple(n for n in _first_pool() if vocab.first_name_sex(n) == sex)
+
+
 def _surname_pool() -> tuple[str, ...]:
     return SURNAMES
 
@@ -452,6 +460,8 @@ def _hospital_pool() -> tuple[str, ...]:
 def warm_pools() -> None:
     """Load every vocabulary pool now (at processor construction, not on the first note)."""
     _first_pool()
+    _first_pool_of("F")
+    _first_pool_of("M")
     _is_given_name("john")
     _city_pool()
     _state_pool()
@@ -490,12 +500,22 @@ def _norm(s: str) -> str:
 
 
 @functools.lru_cache(maxsize=65_536)
-def _person_word(secret: bytes, patient_key: str, word: str, avoid: frozenset[str]) -> str:
+def _person_word(
+    secret: bytes, patient_key: str, word: str, avoid: frozenset[str], sex: str | None = None, given: bool = False
+) -> str:
     """Surrogate for one name word: a first name if the word is used as one, else a surname (decided by
-    the word alone, so it maps the same whether it appears alone or inside a full name)."""
+    the word alone, so it maps the same whether it appears alone or inside a full name). A first name keeps the
+    person's sex: ``sex`` ("F" / "M") where the message or the note states it, else the name's own (SSA births:
+    "John" a man's, "Mary" a woman's); a name both sexes are given ("Jordan") draws from the whole pool. ``given``:
+    the message says the word is a given name ("Casey", which the name lists read as a surname)."""
+    from dictionaries import vocab
+
     low = word.casefold()
-    pool = _first_pool() if _is_given_name(low) else _surname_pool()
-    return _pick(pool, secret, f"name:{patient_key}:{low}", avoid | {low})
+    if not (given or _is_given_name(low)):
+        return _pick(_surname_pool(), secret, f"name:{patient_key}:{low}", avoid | {low})
+    sex = sex or vocab.first_name_sex(low)
+    pool = _first_pool_of(sex) if sex in ("F", "M") else _first_pool()
+    return _pick(pool or _first_pool(), secret, f"name:{patient_key}:{low}", avoid | {low})
 
 
 def _initial(secret: bytes, patient_key: str, letter: str, known: dict[str, str]) -> str:
@@ -509,13 +529,16 @@ def _initial(secret: bytes, patient_key: str, letter: str, known: dict[str, str]
 
 @functools.lru_cache(maxsize=4096)
 def _known_initials(
-    secret: bytes, patient_key: str, known_names: tuple[str, ...], avoid: frozenset[str]
+    secret: bytes, patient_key: str, known_names: tuple[str, ...], avoid: frozenset[str],
+    patient_words: frozenset[str] = frozenset(), sex: str | None = None, given_words: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
     """Initial letter -> surrogate of the first known name with that initial (once per note)."""
     known: dict[str, str] = {}
     for k in known_names:
         if len(k) > 1 and k[:1].upper() not in known:
-            known[k[:1].upper()] = _person_word(secret, patient_key, k, avoid)
+            low = k.casefold()
+            known[k[:1].upper()] = _person_word(secret, patient_key, k, avoid, sex if low in patient_words else None,
+                                                low in given_words)
     return known
 
 
@@ -527,11 +550,16 @@ def _is_title(word: str) -> bool:
 
 def surrogate_name(
     secret: bytes, patient_key: str, original: str, *, known_names: Sequence[str] = (),
-    avoid: frozenset[str] = frozenset(),
+    avoid: frozenset[str] = frozenset(), patient_words: frozenset[str] = frozenset(), sex: str | None = None,
+    given_words: frozenset[str] = frozenset(),
 ) -> str:
-    """Per-word name surrogate keeping case style, titles ("Dr.", "MD"), punctuation and initials."""
+    """Per-word name surrogate keeping case style, titles ("Dr.", "MD"), punctuation and initials.
+
+    ``patient_words`` (lowercase) are the patient's name words and ``sex`` ("F" / "M") the patient's stated sex:
+    a given name among them takes a surrogate of that sex; every other given name keeps its own. ``given_words``
+    (lowercase): words the message gives as given names, which take a given-name surrogate."""
     avoid = avoid | {k.casefold() for k in known_names}
-    known = _known_initials(secret, patient_key, tuple(known_names), avoid)
+    known = _known_initials(secret, patient_key, tuple(known_names), avoid, patient_words, sex, given_words)
     out: list[str] = []
     pos = 0
     for m in _NAME_TOKEN.finditer(original):
@@ -543,7 +571,9 @@ def surrogate_name(
             new = _initial(secret, patient_key, word, known)
             new = new if word.isupper() else new.lower()
         else:
-            new = _case_like(word, _person_word(secret, patient_key, word, avoid))
+            low = word.casefold()
+            own = sex if low in patient_words else None
+            new = _case_like(word, _person_word(secret, patient_key, word, avoid, own, low in given_words))
         out.append(new)
         pos = m.end()
     out.append(original[pos:])
@@ -764,13 +794,16 @@ def looks_like(text: str) -> Label | None:
 
 def surrogate_for(
     secret: bytes, patient_key: str, span: Span, original: str, *, shift: int | None = None,
-    known_names: Sequence[str] = (), avoid: frozenset[str] = frozenset(),
+    known_names: Sequence[str] = (), avoid: frozenset[str] = frozenset(), patient_words: frozenset[str] = frozenset(),
+    sex: str | None = None, given_words: frozenset[str] = frozenset(),
 ) -> str:
     """A realistic replacement for ``original`` (the text of ``span``) for this patient.
 
     ``shift`` is the patient's date shift (default: ``shift_days(secret, patient_key, 1, 365)``);
     ``known_names`` are the note's own people's name words (initials map to their surrogates' initials);
-    ``avoid`` are lowercase words a name surrogate must not be (the patient's real name parts).
+    ``avoid`` are lowercase words a name surrogate must not be (the patient's real name parts);
+    ``patient_words``, ``sex``, ``given_words``: the patient's name words, stated sex and the message's given names
+    (``surrogate_name``).
     Dates that cannot be parsed, and labels without a realistic form, become ``[LABEL]``."""
     label = Label(span.label)
     sub = span.subtype
@@ -780,7 +813,8 @@ def surrogate_for(
         if shaped is not None:
             label, sub = shaped, None
     if label == Label.NAME:
-        return surrogate_name(secret, patient_key, original, known_names=known_names, avoid=avoid)
+        return surrogate_name(secret, patient_key, original, known_names=known_names, avoid=avoid,
+                              patient_words=patient_words, sex=sex, given_words=given_words)
     if label == Label.DATE:
         days = shift if shift is not None else shift_days(secret, patient_key, 1, 365)
         return shift_date_string(original, days) or "[DATE]"

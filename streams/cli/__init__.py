@@ -16,22 +16,45 @@ Heavy imports (faust, aiokafka, torch, scipy, the pipeline) happen inside the co
 
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 import os
 import sys
+from typing import Annotated
 
 import typer
 
 from schemas.errors import ConfigError
 from streams.cli import bench, demo, engine, kafka, train
 from streams.cli import eval as evaluation
-from streams.cli._util import EXIT_FAILED, err
+from streams.cli._util import EXIT_FAILED, err, hide_flag_types
 
 #: ``pretty_exceptions_show_locals=False``: a traceback must not print local variables (note text).
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Streaming de-identification of clinical notes.")
 for _module in (engine, bench, demo, kafka, train, evaluation):
     _module.register(app)
+hide_flag_types()
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from processors.pipeline import PIPELINE_VERSION
+
+        try:
+            package = importlib.metadata.version("deidstream")
+        except importlib.metadata.PackageNotFoundError:  # run from a checkout that is not installed
+            package = "not installed"
+        typer.echo(f"deidstream {package} (pipeline {PIPELINE_VERSION})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Streaming de-identification of clinical notes."""
 
 
 def main() -> None:

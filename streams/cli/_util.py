@@ -25,7 +25,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -63,6 +63,29 @@ StepsOpt = Annotated[str | None, typer.Option("--steps", help="comma-separated p
 BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, help="notes per pipeline call")]
 WorkersOpt = Annotated[int, typer.Option("--workers", min=1, help="worker processes")]
 ResultOpt = Annotated[Path | None, typer.Option("-o", "--output", help="write the result JSON here")]
+#: The transform modes (``processors.transform.step.Mode``): help lists them, typer rejects others (exit 2).
+ModeChoice = Literal["tag", "surrogate", "dateshift"]
+ModeOpt = Annotated[ModeChoice | None, typer.Option("--mode", help="transform mode (default: settings)")]
+
+
+def hide_flag_types() -> None:
+    """No type label on flags in the help. Typer's rich help (0.2x) prints ``<bool>`` beside every flag, ``--help``
+    included, since its option panel asks each option for its type; its plain help skips flags, which take no
+    value. Flags (and counters) answer no type here, so both helps agree."""
+    from typer.core import TyperOption
+
+    show = getattr(TyperOption, "display_type_rich", None)
+    if show is None or getattr(show, "_deid_flags_hidden", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        if self.is_flag or self.count:
+            return None
+        result: str | None = show(self, ctx)
+        return result
+
+    display_type_rich._deid_flags_hidden = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
 
 def fail(exc: BaseException) -> typer.Exit:

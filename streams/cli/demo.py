@@ -31,6 +31,8 @@ from rich.table import Table
 from streams.cli._util import (
     REPO,
     ConfigOpt,
+    ModeChoice,
+    ModeOpt,
     build_pipeline,
     load_settings,
     percentile,
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
     from streams.codec import RawRecord
     from streams.settings import Settings
 
+#: ``sample_records``' count of HL7 messages left out (their note id was already published); not published
+SKIPPED = "skipped"
 DEFAULT_HL7_DIRS = (REPO.parent / "shared" / "data" / "hl7", REPO / "tests" / "data" / "hl7")
 
 
@@ -70,6 +74,32 @@ def synthetic_records(n: int, seed: int = 7) -> list[RawRecord]:
     return out
 
 
+def _hl7_note_id(record: RawRecord) -> str | None:
+    """The note id the worker will give an HL7 record (TXA-12, else MSH-10), None when it does not map."""
+    from schemas.hl7 import parse_hl7
+
+    try:
+        return parse_hl7(record.value).note_id
+    except Exception:  # noqa: BLE001 - a record that does not map goes to the DLQ: the demo shows that too
+        return None
+
+
+def distinct_notes(records: list[RawRecord]) -> tuple[list[RawRecord], int]:
+    """The HL7 sample messages, one per note id (the first in file order): the shared samples are variants of a
+    few messages that reuse their control ids (MSH-10), and notes with one id are one note downstream (one note
+    pseudonym, one key). Messages that do not map are all kept (they show the DLQ). Returns (records, skipped)."""
+    seen: set[str] = set()
+    kept: list[RawRecord] = []
+    for rec in records:
+        nid = _hl7_note_id(rec)
+        if nid is not None and nid in seen:
+            continue
+        if nid is not None:
+            seen.add(nid)
+        kept.append(rec)
+    return kept, len(records) - len(kept)
+
+
 def sample_records(hl7_dir: Path | None, n_synthetic: int) -> tuple[list[RawRecord], Counter[str]]:
     from streams.codec import FORMAT_HEADER, RawRecord, records_from_path
 
@@ -77,9 +107,10 @@ def sample_records(hl7_dir: Path | None, n_synthetic: int) -> tuple[list[RawReco
     kinds: Counter[str] = Counter()
     for d in ((hl7_dir,) if hl7_dir is not None else DEFAULT_HL7_DIRS):
         if d is not None and d.is_dir():
-            hl7 = records_from_path(d)
+            hl7, skipped = distinct_notes(records_from_path(d))
             records += hl7
             kinds["hl7"] += len(hl7)
+            kinds[SKIPPED] = skipped
             break
     synth = synthetic_records(n_synthetic)
     records += synth
@@ -205,7 +236,9 @@ def run_demo(console: Console, *, n_synthetic: int = 8, hl7_dir: Path | None = N
             produced = {f"{settings.topics.raw}:{p}:{o}": (ts, rec.value)
                         for (p, o, ts), rec in zip(placed, records, strict=True)}
             console.print(f"[bold]published[/] {len(records)} records to {settings.topics.raw}: "
-                          + ", ".join(f"{v} {k}" for k, v in kinds.items()), highlight=False)
+                          + ", ".join(f"{v} {k}" for k, v in kinds.items() if k != SKIPPED)
+                          + (f" ({kinds[SKIPPED]} HL7 messages left out: their note id, MSH-10, was already published)"
+                             if kinds[SKIPPED] else ""), highlight=False)
             watched = asyncio.run(_watch(console, settings, len(records), produced,
                                          timeout_s - (time.monotonic() - t_start), show, proc))
             code = stop_process(proc)
@@ -311,8 +344,11 @@ def sample_notes(hl7_dir: Path | None, n_hl7: int, n_synthetic: int, seed: int =
     dirs = (hl7_dir,) if hl7_dir is not None else DEFAULT_HL7_DIRS
     for d in dirs:
         if d is not None and d.is_dir():
+            seen: set[str] = set()  # the shared samples reuse control ids: one note per id (``distinct_notes``)
             for item in iter_inputs(d):
-                if isinstance(item, NoteIn) and item.text.strip() and len(notes) < n_hl7:
+                if (isinstance(item, NoteIn) and item.text.strip() and len(notes) < n_hl7
+                        and item.note_id not in seen):
+                    seen.add(item.note_id)
                     notes.append(item)
             break
     for rec in generate(n_synthetic, seed):
@@ -349,7 +385,7 @@ def show_notes(console: Console, notes: list[Note], max_chars: int = 900) -> Non
 def demo(
     n_synthetic: Annotated[int, typer.Option("--synthetic", min=0, help="synthetic notes to add")] = 8,
     hl7_dir: Annotated[Path | None, typer.Option("--hl7", help="folder of HL7 messages")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="tag | surrogate | dateshift")] = "tag",
+    mode: Annotated[ModeChoice, typer.Option("--mode", help="transform mode")] = "tag",
     timeout: Annotated[float, typer.Option("--timeout", help="give up after this many seconds")] = 100.0,
     show: Annotated[int, typer.Option("--show", help="de-identified notes to print in full")] = 4,
 ) -> None:
@@ -362,7 +398,7 @@ def samples(
     hl7_dir: Annotated[Path | None, typer.Option("--hl7", help="folder of HL7 v2 messages")] = None,
     n_hl7: Annotated[int, typer.Option(help="HL7 messages to show")] = 6,
     n_synthetic: Annotated[int, typer.Option(help="synthetic notes to add")] = 4,
-    mode: Annotated[str | None, typer.Option("--mode", help="tag | surrogate | dateshift")] = None,
+    mode: ModeOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """De-identify sample HL7 messages and synthetic notes offline (no broker) and print them."""

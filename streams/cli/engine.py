@@ -20,6 +20,7 @@ from streams.cli._util import (
     BatchOpt,
     ConfigOpt,
     InputArg,
+    ModeOpt,
     OutputOpt,
     StepsOpt,
     WorkersOpt,
@@ -128,13 +129,10 @@ def detect(
 
 def deid(
     input_path: InputArg, output: OutputOpt,
-    mode: Annotated[str | None, typer.Option("--mode", help="tag | surrogate | dateshift (default: settings)")] = None,
+    mode: ModeOpt = None,
     config: ConfigOpt = None, steps: StepsOpt = None, batch_size: BatchOpt = 64, workers: WorkersOpt = 1,
 ) -> None:
     """De-identify: writes {"note_id", "spans", "text", "leak", ...} per note."""
-    if mode is not None and mode not in ("tag", "surrogate", "dateshift"):
-        err.print("[red]error[/] --mode must be tag, surrogate or dateshift", markup=True)
-        raise typer.Exit(EXIT_USAGE)
     raise typer.Exit(process_inputs(input_path, output, with_text=True, mode=mode, config=config, steps=steps,
                                     batch_size=batch_size, workers=workers))
 
@@ -143,7 +141,9 @@ def synth(
     out: Annotated[Path, typer.Option("-o", "--output", help="output JSONL (shared eval format)")],
     n: Annotated[int, typer.Option("--n", min=1, help="number of notes")] = 500,
     seed: Annotated[int, typer.Option(help="random seed")] = 13,
-    kinds: Annotated[str | None, typer.Option(help="comma-separated note kinds")] = None,
+    kinds: Annotated[str | None, typer.Option(help=(
+        "comma-separated note kinds, of: icu_nursing, discharge, progress, radiology, referral, telephone, query, "
+        "icu_shift (default: the mix of all but icu_shift)"))] = None,
 ) -> None:
     """Generate synthetic English clinical notes with exact gold spans."""
     from processors.synthetic.generator import generate, write_jsonl

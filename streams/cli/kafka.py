@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from streams.cli._util import EXIT_FAILED, ConfigOpt, err, fail, load_settings, metrics_summary
+from streams.cli._util import EXIT_FAILED, ConfigOpt, ModeOpt, err, fail, load_settings, metrics_summary
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def worker(
     config: ConfigOpt = None,
-    mode: Annotated[str | None, typer.Option("--mode", help="tag | surrogate | dateshift")] = None,
+    mode: ModeOpt = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", min=1, help="notes per micro-batch")] = None,
 ) -> None:
     """Run the de-identification worker (faust) until SIGTERM / Ctrl-C."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -51,7 +51,7 @@ def train_ner(
     intermediate_size: Annotated[int | None, typer.Option(
         help="keep the N most important feed-forward neurons of each layer (faster; base has 1536)")] = None,
     subtypes: Annotated[str | None, typer.Option(help="labels whose subtypes become classes, e.g. NAME")] = None,
-    device: Annotated[str, typer.Option(help="auto | cpu | cuda")] = "auto",
+    device: Annotated[Literal["auto", "cpu", "cuda"], typer.Option(help="where to train")] = "auto",
     max_notes: Annotated[int | None, typer.Option(help="use at most this many training notes")] = None,
     fold: Annotated[str | None, typer.Option(
         help="K/N: of data files with patient groups, train only on the fit part of fold K of N (cross-validation)")] = None,

@@ -13,6 +13,7 @@ import pytest
 
 from processors.pipeline import Pipeline, PipelineConfig
 from schemas.errors import ConfigError, InputError
+from schemas.models import NoteIn
 from streams import telemetry
 from streams.codec import (
     FORMAT_HEADER,
@@ -20,7 +21,9 @@ from streams.codec import (
     InRecord,
     decode,
     detect_format,
+    json_bytes,
     metrics_payload,
+    metrics_value,
     safe_reason,
 )
 from streams.settings import TelemetrySettings
@@ -126,6 +129,34 @@ def test_when_metrics_payload_is_built_then_it_holds_counts_and_offsets_not_text
     assert '"stage_ms"' in payload and '"versions"' in payload
     for ident in IDENTIFIERS:
         assert ident not in payload
+
+
+def test_when_a_metrics_record_is_encoded_with_orjson_then_consumers_read_the_same_json_as_before(
+    processor: BatchProcessor,
+) -> None:
+    (note,) = processor.pipeline.run([decode(rec(json.dumps(NOTE).encode()), max_bytes=4096)])
+    value = metrics_value(note, processor.versions)
+    assert json.loads(value) == json.loads(json.dumps(metrics_payload(note, processor.versions)))
+    assert json.loads(value)["stage_ms"]
+
+
+@pytest.mark.parametrize("value", [
+    {"b": 1, "a": [1.5, None, True, "Zoë – 東京"], "n": {"x": 0.1}},
+    {1: "int keys become strings as json writes them", "t": (1, 2)},
+    [{"kind": "patient_name", "label": "NAME", "out_start": 3, "out_end": 9}],
+], ids=["unicode_and_floats", "non_string_keys", "leak_findings"])
+def test_when_json_bytes_encodes_then_the_json_value_is_the_standard_librarys(value: Any) -> None:
+    expected = json.loads(json.dumps(value, separators=(",", ":")))
+    assert json.loads(json_bytes(value)) == expected
+    assert json.loads(json_bytes(value, sort_keys=True)) == expected
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        assert json_bytes(value, sort_keys=True) == json.dumps(value, sort_keys=True, separators=(",", ":"),
+                                                               ensure_ascii=False).encode()
+
+
+def test_when_a_note_is_decoded_with_orjson_then_it_equals_the_standard_librarys_reading() -> None:
+    raw = json.dumps({**NOTE, "text": "Zoë Quillon seen 3/4 – 東京"}).encode()
+    assert decode(rec(raw), max_bytes=4096) == NoteIn.model_validate(json.loads(raw))
 
 
 def test_when_the_pipeline_has_no_transform_then_the_worker_refuses_to_start() -> None:

@@ -101,6 +101,30 @@ RESOLVE_CASES: list[tuple[str, list[Span], list[tuple[int, int, str, str | None,
     ("when_a_span_stands_alone_then_it_is_returned_unchanged",
      [span(10, 14, "regex", 0.3, "ID", "MRN")], [(10, 14, "ID", "MRN", 0.3, "regex")]),
     ("when_nothing_is_accepted_then_nothing_is_returned", [], []),
+    # labels a surrogate depends on (issue 27)
+    ("when_the_regex_matched_an_identifier_shape_then_its_label_wins_over_the_models",  # "123-45-6789"
+     [span(0, 11, "ner", 1.0, "PHONE"), span(0, 11, "regex", 0.95, "ID", "SSN")],
+     [(0, 11, "ID", "SSN", 1.0, "ner+regex")]),
+    ("when_the_regex_only_guesses_a_shape_then_the_other_detectors_vote_too",  # "20230407 at 1400"
+     [span(0, 8, "ner", 1.0, "DATE"), span(0, 8, "regex", 0.25, "DATE"), span(0, 8, "regex", 0.4, "ID")],
+     [(0, 8, "DATE", None, 1.0, "ner+regex")]),
+    ("when_a_shape_covers_only_part_of_a_region_then_it_does_not_name_the_region",  # an address block with a URL
+     [span(0, 40, "ner", 1.0, "LOCATION"), span(0, 12, "ner", 0.9, "ORGANIZATION"), span(30, 40, "regex", 0.9, "URL")],
+     [(0, 40, "LOCATION", None, 1.0, "ner+regex")]),
+    ("when_parts_of_a_region_carry_another_label_then_the_whole_regions_label_wins",  # Saint Brennan Medical Center
+     [span(0, 28, "ner", 1.0, "ORGANIZATION"), span(0, 28, "dictionary", 0.75, "ORGANIZATION", "HOSPITAL"),
+      span(0, 5, "dictionary", 0.9, "NAME"), span(6, 13, "dictionary", 0.9, "NAME")],
+     [(0, 28, "ORGANIZATION", "HOSPITAL", 1.0, "dictionary+ner")]),
+    ("when_a_vocabulary_lists_the_whole_region_as_a_city_then_it_is_a_location",  # "seen at Springfield"
+     [span(0, 11, "ner", 0.99, "ORGANIZATION"), span(0, 11, "dictionary", 0.5, "LOCATION", "CITY"),
+      span(0, 11, "dictionary", 0.6, "NAME")],
+     [(0, 11, "LOCATION", "CITY", 0.99, "dictionary+ner")]),
+    ("when_the_best_span_of_the_label_has_no_subtype_then_another_ones_is_taken",
+     [span(0, 10, "dictionary", 0.9), span(0, 10, "ner", 0.8, "NAME", "PATIENT")],
+     [(0, 10, "NAME", "PATIENT", 0.9, "dictionary+ner")]),
+    ("when_only_a_weaker_span_says_provider_then_the_subtype_stays_unknown",  # PROVIDER may be left verbatim
+     [span(0, 10, "dictionary", 0.9), span(0, 10, "ner", 0.8, "NAME", "PROVIDER")],
+     [(0, 10, "NAME", None, 0.9, "dictionary+ner")]),
 ]
 
 
@@ -134,6 +158,19 @@ def test_when_the_step_runs_then_rejected_spans_are_appended_to_dropped_and_the_
     (out,) = step.process_batch([_note([strong, weak_pair, lonely], dropped=(earlier,))])
     assert [(s.start, s.end, s.source) for s in out.spans] == [(0, 8, "dictionary+ner")]
     assert out.dropped == (earlier, lonely)
+
+
+@pytest.mark.parametrize("steps", [("ensemble",), ("decide", "ensemble")], ids=["policy", "merge_only"])
+def test_when_a_shape_span_takes_the_sentences_final_period_then_the_step_cuts_it(steps: tuple[str, ...]) -> None:
+    text = "Contact: john.smith@example.com. Call 617-555-1234, or see Dr. Smith."
+    email = text.index("john")
+    phone = text.index("617")
+    name = text.index("Dr.")
+    spans = [span(email, email + 23, "ner", 0.96, "EMAIL"), span(email, email + 22, "regex", 0.95, "EMAIL"),
+             span(phone, phone + 13, "ner", 0.9, "PHONE"), span(name, len(text), "ner", 0.9, "NAME")]
+    ens = Ensemble(Ensemble.Config(), BuildContext(steps=steps))
+    (out,) = ens.process_batch([Note(input=NoteIn(note_id="n-1", text=text), spans=tuple(spans))])
+    assert [text[s.start:s.end] for s in out.spans] == ["john.smith@example.com", "617-555-1234", "Dr. Smith."]
 
 
 def test_when_the_step_has_options_then_they_replace_the_defaults() -> None:

@@ -180,6 +180,7 @@ def test_when_mdm_is_mapped_then_pid_fills_the_patient_block(mdm: NoteIn) -> Non
     assert p.phones == ("(802) 555-0143", "(802) 5550178 x12")
     assert p.emails == ("marisol.q@example.org",)
     assert p.ssn == "998-31-4421"
+    assert p.sex == "F"  # PID-8: a surrogate for her given name stays a woman's name
 
 
 def test_when_mdm_has_nk1_then_relatives_carry_name_relationship_address_phones(mdm: NoteIn) -> None:
@@ -445,3 +446,28 @@ def test_when_hl7_package_unescape_logs_then_the_record_is_withheld(caplog: pyte
     assert len(caplog.records) >= 4  # the package did log: the guard, not silence, keeps the content out
     blob = caplog.text + "".join(f"{r.getMessage()}{r.args!r}{r.exc_info!r}" for r in caplog.records)
     assert not [i for i in IDENTIFIERS if i in blob]
+
+
+# --- readable narrative (issue 27) ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("value", "text"), [
+    ("LA25402-1^Heel Stick^LN", "Heel Stick"),  # a coded answer: its display text
+    ("HOSPITALIZED^Still In Hospital^99TNH", "Still In Hospital"),  # a local code system
+    ("5901 Lakeside Avenue^^Richmond^CA^94804", "5901 Lakeside Avenue, Richmond, CA, 94804"),
+    ("BATES^JOHN", "BATES, JOHN"),
+    ("SMITH^JOHN^A", "SMITH, JOHN, A"),  # a name, not a code: nothing left out
+    ("Seen by Dr. Okonkwo \\S\\ stage 3", "Seen by Dr. Okonkwo ^ stage 3"),  # an escaped ^ is text
+])
+def test_when_a_narrative_value_has_components_then_they_are_joined_as_readable_text(value: str, text: str) -> None:
+    msg = f"MSH|^~\\&|LAB|FAC|||20240101||ORU^R01|C1|P|2.5.1\rOBX|1|TX|X^Y^L|1|{value}||||||F"
+    assert parse_hl7(msg).text == text
+
+
+def test_when_the_shared_samples_are_mapped_then_no_narrative_shows_component_separators(shared_dir: Path) -> None:
+    from schemas.readers import iter_inputs
+
+    notes = [n for n in iter_inputs(shared_dir / "data" / "hl7") if isinstance(n, NoteIn)]
+    assert len(notes) > 30
+    assert [n.note_id for n in notes if "^" in n.text] == []
+    first = next(n for n in notes if n.note_id == "121121")  # the demo's first note: a coded ST and an address
+    assert first.text == "5901 Lakeside Avenue, Richmond, CA, 94804"

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from processors.regex.step import RegexDetector
 from schemas.labels import Label, Subtype
 
 Expected = tuple[str, Label, Subtype | None]
@@ -51,6 +52,15 @@ MUST_NOT_TAG: list[str] = [
     "100-200 mg", "prednisone taper 40-30-20-10 mg", "glucose 120-180", "K 3.5-5.0", "sat 88-92%",
     "HR 100-120s", "EF 55-60%", "CK 350 (200-1000)", "SCN4A (OMIM +603967)",
 ]
+
+
+@pytest.mark.parametrize("text", ["His number is 123-45-6789 on file.", "Social security number: 078-05-1120",
+                                  "Contact 123-45-6789 or the office."])
+def test_when_an_ssn_shape_follows_a_phone_word_then_it_is_an_ssn_not_a_phone(
+    detector: RegexDetector, text: str
+) -> None:
+    spans = detector.detect(text)
+    assert [str(s.label) for s in spans] == ["ID"] and spans[0].subtype == "SSN"  # even a sample SSN (score 0.5)
 
 
 @pytest.mark.parametrize("text", MUST_NOT_TAG + [t.upper() for t in MUST_NOT_TAG])

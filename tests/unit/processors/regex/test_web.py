@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from processors.regex.step import RegexDetector
 from schemas.labels import Label, Subtype
 
 Expected = tuple[str, Label, Subtype | None]
@@ -28,3 +29,15 @@ def test_when_web_address_then_tagged_with_exact_offsets(
     assert_tagged: Callable[[str, list[Expected]], None], text: str, expected: list[Expected]
 ) -> None:
     assert_tagged(text, expected)
+
+
+@pytest.mark.parametrize(("text", "url"), [
+    ("Heritage Oncology Clinic\n5885 Maple Road\nTel 293-750-8151\nsee heritagemd.com/", "heritagemd.com/"),
+    ("Summit Oncology Associates\nshameka_zavodny@summitmd.com", None),  # an e-mail's domain is no URL
+    ("Visit\nexample.org today", "example.org"),
+])
+def test_when_a_bare_domain_ends_a_block_then_the_url_does_not_swallow_the_lines_before(
+    detector: RegexDetector, text: str, url: str | None
+) -> None:
+    urls = [text[s.start:s.end] for s in detector.detect(text) if s.label == U]
+    assert urls == ([url] if url else [])

@@ -384,3 +384,28 @@ def test_when_a_merged_span_holds_lines_of_other_shapes_then_each_line_gets_its_
     assert lines[4].startswith("https://example.org/")
     for ident in ("Oak", "Park", "Le Mars", "51031", "284-6778", "oakclinic"):
         assert ident not in out.output
+
+
+# --- the patient's stated sex (issue 27) ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("patient_sex", "text", "expected"), [
+    (None, "Pt is a 67-year-old man with CHF.", "M"),
+    (None, "54 yo F presents with dyspnea.", "F"),
+    (None, "A 34 y/o white female, seen today.", "F"),
+    (None, "Sex: M\nHPI: chest pain.", "M"),
+    (None, "67M with chest pain", "M"),
+    (None, "Her husband, a 70-year-old man, is with the 66-year-old woman.", None),  # two sexes: none
+    (None, "Patient seen today.", None),
+    ("F", "Pt is a 67-year-old man.", "F"),  # the message wins over the text
+    ("female", "Seen today.", "F"),
+    ("U", "Pt is a 67-year-old man.", None),  # stated as unknown: no sex is guessed
+], ids=["year_old_man", "yo_f", "y_o_white_female", "sex_field", "67M", "two_sexes", "none", "pid8_wins",
+        "json_female", "pid8_unknown"])
+def test_when_the_message_or_note_states_the_sex_then_stated_sex_reads_it(
+    patient_sex: str | None, text: str, expected: str | None
+) -> None:
+    from processors.transform.step import stated_sex
+    from schemas.models import Patient
+
+    note = NoteIn(note_id="n", text=text, patient=Patient(id="p", sex=patient_sex) if patient_sex else None)
+    assert stated_sex(note, text) == expected

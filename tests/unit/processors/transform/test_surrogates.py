@@ -218,3 +218,30 @@ def test_when_an_address_has_no_subtype_then_each_part_keeps_its_kind() -> None:
     m = re.fullmatch(r"(\d+) (\w+) Street, ([A-Za-z .'-]+), ([A-Z]{2}) (\d{5})", new)
     assert m is not None, new
     assert m.group(2) != "Oak" and m.group(3) != "Boston" and m.group(4) != "MA" and m.group(5) != "02118"
+
+
+# --- a surrogate keeps the person's sex (issue 27) ----------------------------------------------------------------
+
+def _first_sex(name: str) -> str | None:
+    from dictionaries import vocab
+
+    return vocab.first_name_sex(name.split()[0])
+
+
+@pytest.mark.parametrize("original", ["John Smith", "Robert", "Mary Jones", "Linda", "JAMES", "Susan Kim"])
+def test_when_a_given_name_belongs_to_one_sex_then_its_surrogate_does_too(original: str) -> None:
+    for patient in PATIENTS:
+        new = surrogate_name(SECRET, patient, original)
+        assert _first_sex(new) == _first_sex(original) is not None, (original, new)
+
+
+@pytest.mark.parametrize(("sex", "original"), [("M", "Jordan Smith"), ("F", "Jordan Smith"), ("F", "Alex Kim"),
+                                               ("M", "Mary Jones")])
+def test_when_the_patients_sex_is_stated_then_the_patients_given_name_takes_it(sex: str, original: str) -> None:
+    words = frozenset(w.casefold() for w in original.split())
+    for patient in PATIENTS:
+        new = surrogate_name(SECRET, patient, original, patient_words=words, sex=sex)
+        assert _first_sex(new) == sex, (original, new)
+        # another person's name in the same note keeps its own sex
+        other = surrogate_name(SECRET, patient, "Robert Brown", patient_words=words, sex=sex)
+        assert _first_sex(other) == "M"
