@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -27,6 +28,7 @@ from streams.cli._util import (
     note_record,
     pipeline_config_for,
     run_notes,
+    steady_rate,
 )
 
 
@@ -46,8 +48,11 @@ def process_inputs(
     failures: list[InputFailure] = [i for i in items if isinstance(i, InputFailure)]
     for f in failures:
         err.print(f"[yellow]skipped[/] {f.where}: [{f.code}] {f.reason}", markup=True, highlight=False)
+    loads: list[dict[str, Any]] = []
+    done_at: list[tuple[float, int]] = []
+    started = time.monotonic()
     try:
-        batches = run_notes(settings, cfg, notes, batch_size=batch_size, workers=workers)
+        batches = run_notes(settings, cfg, notes, batch_size=batch_size, workers=workers, stats=loads)
         output.parent.mkdir(parents=True, exist_ok=True)
         failed_notes = 0
         with output.open("w", encoding="utf-8") as out, Progress(
@@ -66,13 +71,30 @@ def process_inputs(
                         continue
                     out.write(json.dumps(note_record(note, with_text=with_text), ensure_ascii=False) + "\n")
                 progress.advance(task, len(batch))
+                done_at.append((time.monotonic(), len(batch)))
     except DeidError as exc:
         err.print(f"[red]error[/] {exc}", markup=True, highlight=False)
         return EXIT_FAILED
+    report_speed(started, time.monotonic(), done_at, loads)
     total_failed = len(failures) + failed_notes
     err.print(f"{len(notes) - failed_notes} notes written to {output}; {total_failed} inputs failed",
               highlight=False)
     return EXIT_SOME_FAILED if total_failed else EXIT_OK
+
+
+def report_speed(started: float, finished: float, done: list[tuple[float, int]], loads: list[dict[str, Any]]) -> None:
+    """On stderr: each process's load time and threads, notes/s over the whole run and after the last process
+    was ready (the steady rate, model loading left out). ``done``: (time, notes) of each batch as it came back."""
+    for s in loads:
+        err.print(f"process {s['pid']}: pipeline loaded in {s['load_s']:.1f} s ({s['threads']} threads)",
+                  highlight=False)
+    n = sum(k for _, k in done)
+    total = finished - started
+    line = f"{n} notes in {total:.1f} s ({n / total if total > 0 else 0:.1f} notes/s"
+    rate = steady_rate(done, loads)
+    if rate is not None:
+        line += f"; {rate:.1f} notes/s after loading"
+    err.print(line + ")", highlight=False)
 
 
 def detect(
