@@ -17,8 +17,9 @@ from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
-#: Environment variables the numeric libraries read once, at import.
-THREAD_ENV: tuple[str, ...] = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+#: Environment variables the numeric libraries read once, at import (rayon's: the fast tokenizer's thread pool).
+THREAD_ENV: tuple[str, ...] = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "RAYON_NUM_THREADS",
+                               "RAYON_RS_NUM_CPUS")
 
 
 def _cgroup_cpus(root: Path = Path("/sys/fs/cgroup")) -> float | None:

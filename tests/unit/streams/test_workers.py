@@ -75,3 +75,14 @@ def test_when_batches_come_back_then_the_steady_rate_counts_only_those_after_the
     done = [(11.0, 5), (13.0, 5), (14.0, 10)]
     assert steady_rate(done, loads) == pytest.approx(15 / 2.0)
     assert steady_rate([(11.0, 5)], loads) is None
+
+
+@pytest.mark.slow
+def test_when_a_worker_process_cannot_build_the_pipeline_then_the_error_reaches_the_caller() -> None:
+    from schemas.errors import ConfigError
+
+    settings = load_settings(None)
+    cfg = pipeline_config_for(settings, detect_only=True, steps="regex,ner")
+    cfg = cfg.model_copy(update={"options": {**cfg.options, "ner": {"model_dir": "/nonexistent/model"}}})
+    with pytest.raises(ConfigError, match="NER model folder not found"):
+        list(run_notes(settings, cfg, _notes(4), batch_size=2, workers=2))
