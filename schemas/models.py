@@ -161,6 +161,9 @@ class Versions(BaseModel):
     #: the optional LLM pass: the served model and the prompt files' versions (``en:1,es:1,...``)
     llm_model: str | None = None
     llm_prompt: str | None = None
+    #: the detector profile: the NER model's numeric path and its thresholds (``cpu-int8``, ``cpu-fp32``,
+    #: ``gpu-fp16``); None when no pipeline context named one
+    profile: str | None = None
 
 
 class DeidentifiedNote(BaseModel):

@@ -30,6 +30,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from processors.pipeline import Pipeline
+from processors.runtime import pin_threads, threads_per_process
 from schemas.models import NoteIn
 from streams import telemetry
 from streams.broker import ssl_context
@@ -367,6 +368,9 @@ def run_worker(settings: Settings) -> None:
     # SIGTERM while the pipeline loads: nothing is in hand yet, so stop cleanly (faust's Worker installs
     # its own handlers once it runs)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # one process per container: its threads are the container's cores (or worker.threads), set before
+    # the pipeline imports torch
+    pin_threads(threads_per_process(1, settings.worker.threads or None))
     health = Health(stuck_after_s=settings.health.stuck_after_s)
     processor = build_processor(settings)
     # after the pipeline is built: the resource names its version, model and config hash

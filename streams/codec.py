@@ -135,6 +135,8 @@ def version_headers(versions: Versions) -> list[tuple[str, bytes]]:
            ("deid-config-hash", versions.config_hash.encode())]
     if versions.model:
         out.append(("deid-model-id", versions.model.encode()))
+    if versions.profile:
+        out.append(("deid-profile", versions.profile.encode()))
     if versions.llm_model:
         out.append(("deid-llm-model", versions.llm_model.encode()))
     if versions.llm_prompt:

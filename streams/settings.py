@@ -103,6 +103,10 @@ class WorkerSettings(BaseModel):
     #: No bootstrap server accepting connections for this long: the worker exits (code 69) with a message
     #: instead of retrying forever; its uncommitted batch is redelivered after the restart.
     broker_timeout_s: float = Field(default=300.0, gt=0)
+    #: Threads of the numeric libraries (torch, OpenMP, MKL) in each process; 0: the usable cores (CPU
+    #: affinity, container quota) shared among the processes of this node (``--workers`` of the CLI; for the
+    #: Kafka worker one process per container: see README "Several workers per node").
+    threads: int = Field(default=0, ge=0)
 
 
 class HealthSettings(BaseModel):

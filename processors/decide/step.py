@@ -66,7 +66,9 @@ class Decide:
         self.config = config
         default = DEFAULT_MODEL if (not ctx.steps or "ner" in ctx.steps) else NO_NER_MODEL
         self.model: Decider = load(Path(config.model_dir) if config.model_dir else default)
-        self.threshold = config.threshold if config.threshold is not None else self.model.threshold
+        # the step's option, else the detector profile's threshold (issue 26; None until fitted), else the model's
+        profile_threshold = ctx.profile.decide_threshold if ctx.profile is not None else None
+        self.threshold = next(t for t in (config.threshold, profile_threshold, self.model.threshold) if t is not None)
         self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
         self.extractor = Extractor(
             Cues(ctx.cache_dir), self.vocab, frozenset(config.protect_sources), config.protect_message_identifiers,

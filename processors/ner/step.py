@@ -13,7 +13,11 @@ How a note becomes spans:
    (CPU, dynamic int8) each window runs alone: int8 activations are scaled per tensor, so batching would
    make a note's spans depend on the notes beside it. On CPU a window without padding runs through a
    TorchScript trace of the model (checked against the model at load; same numbers, less Python overhead).
-4. Decoding (:func:`decode_spans`): a piece is an entity piece when ``1 - P(O) >= token_threshold``; its
+   On CUDA the inputs go up from pinned memory without blocking, the probabilities come back the same way,
+   and a chunk is scattered into its notes only once the next chunk's forward is queued, so the host's work
+   overlaps the GPU's.
+4. Decoding (:func:`decode_spans`, vectorised over a note's pieces: numpy finds the runs of entity pieces,
+   Python only visits each run): a piece is an entity piece when ``1 - P(O) >= token_threshold``; its
    class is the one with the highest ``P(B-c) + P(I-c)``. Consecutive entity pieces of one label form a
    span unless a piece says ``B`` more strongly than ``I``; the span's subtype is the one with the most
    probability mass over its pieces (a name is one span even if the model hesitates over its role). A span that starts or ends inside a word is
@@ -49,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dictionaries.calendar import MONTH_TOKENS
 from processors.pipeline import BuildContext, Note, register
+from processors.profiles import DetectorProfile
 from processors.spans import NER_CANDIDATE_THRESHOLD
 from schemas.errors import ConfigError
 from schemas.labels import Label, Subtype, check_subtype
@@ -191,6 +196,44 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+@functools.cache
+def _label_ids(index: TagIndex) -> npt.NDArray[np.intp]:
+    """For each class of ``index``, a number naming its label (classes of one label share it)."""
+    labels = [str(parse_class(c)[0]) for c in index.classes]
+    first = {lab: k for k, lab in reversed(list(enumerate(labels)))}
+    return np.asarray([first[lab] for lab in labels], dtype=np.intp)
+
+
+def _piece_groups(
+    text: str, offsets: IntArray, is_entity: npt.NDArray[np.bool_], label: npt.NDArray[np.intp],
+    begins: npt.NDArray[np.bool_],
+) -> list[npt.NDArray[np.intp]]:
+    """The runs of entity pieces that form one span each, as arrays of piece indices (see module docstring,
+    step 4), computed over all pieces at once. Empty pieces are skipped; an entity piece continues the run of
+    the piece before it (when that one is an entity piece too) if it is glued to it inside a word, or if it
+    has the same label and does not say ``B`` more strongly than ``I``."""
+    valid = np.flatnonzero(offsets[:, 1] > offsets[:, 0])
+    ent_pos = np.flatnonzero(is_entity[valid])  # positions among the valid pieces
+    if not len(ent_pos):
+        return []
+    ent = valid[ent_pos]
+    adjacent = np.zeros(len(ent), dtype=bool)
+    adjacent[1:] = ent_pos[1:] == ent_pos[:-1] + 1  # no non-entity piece in between
+    cont = np.zeros(len(ent), dtype=bool)
+    cont[1:] = adjacent[1:] & (label[ent[1:]] == label[ent[:-1]]) & ~begins[ent[1:]]
+    # glued: starts where the previous piece ends, inside a run of letters (or of digits)
+    touching = np.zeros(len(ent), dtype=bool)
+    touching[1:] = adjacent[1:] & ~cont[1:] & (offsets[ent[1:], 0] == offsets[ent[:-1], 1])
+    for k in np.flatnonzero(touching):
+        a = int(offsets[ent[k], 0])
+        kind = _char_kind(text[a])
+        if kind != 0 and kind == _char_kind(text[a - 1]):
+            cont[k] = True
+    starts = np.flatnonzero(~cont).tolist()
+    ends = [*starts[1:], len(ent)]
+    return [ent[a:b] for a, b in zip(starts, ends, strict=True)]
+
+
 def decode_spans(
     text: str, offsets: IntArray, probs: FloatArray, index: TagIndex, *,
     token_threshold: float = 0.5, min_score: float = 0.0, source: str = "ner",
@@ -211,39 +254,14 @@ def decode_spans(
 
     # classes of one label (NAME/PATIENT, NAME/PROVIDER) continue each other: a name is one span even when
     # the model hesitates over the role of its parts; the span's class is the one with the most mass
-    label_of = [str(parse_class(c)[0]) for c in index.classes]
+    label_of = _label_ids(index)
     raw: list[tuple[int, int, int, float]] = []  # (start, end, class, score)
-    members: list[int] = []
-
-    def close() -> None:
-        if not members:
-            return
+    for members in _piece_groups(text, offsets, is_entity, label_of[best], begins):
         mass = p_class[members].sum(axis=0)
-        same = [k for k in range(len(index.classes)) if label_of[k] == label_of[int(best[members[0]])]]
-        cls = max(same, key=lambda k: float(mass[k]))
+        same = np.flatnonzero(label_of == label_of[best[members[0]]])
+        cls = int(same[int(np.argmax(mass[same]))])  # the first class of the largest mass, as max() picks
         raw.append((int(offsets[members[0], 0]), int(offsets[members[-1], 1]), cls,
                     float(p_entity[members].mean())))
-        members.clear()
-
-    for i in range(n):
-        a, b = int(offsets[i, 0]), int(offsets[i, 1])
-        if b <= a:
-            continue
-        if not is_entity[i]:
-            close()
-            continue
-        c = int(best[i])
-        if members:
-            last = members[-1]
-            end = int(offsets[last, 1])
-            # a piece inside a word ("tu|es") continues the word's span, whatever its own class or B/I
-            glued = a == end and _char_kind(text[a]) != 0 and _char_kind(text[a]) == _char_kind(text[a - 1])
-            if glued or (label_of[c] == label_of[int(best[last])] and not begins[i]):
-                members.append(i)
-                continue
-            close()
-        members.append(i)
-    close()
 
     merged: list[tuple[int, int, int, float]] = []
     for start, end, c, score in raw:
@@ -447,6 +465,16 @@ def predict(
         # dynamic int8 scales activations per tensor: in a batch, one note's numbers would shift another's
         # predictions. One window per call keeps every note's result independent of its batch partners.
         batch_size = 1
+    cuda = str(loaded.device).startswith("cuda")
+    # on CUDA the copies are asynchronous (pinned host memory), and a chunk's probabilities are scattered into
+    # the notes only after the next chunk's forward is queued: the host work overlaps the GPU's
+    pending: tuple[list[tuple[int, int, int, int, int]], Any, Any] | None = None
+
+    def scatter(chunk: list[tuple[int, int, int, int, int]], probs: Any) -> None:
+        for r, (k, a, _b, lo, hi) in enumerate(chunk):
+            # window row position 1 + (t - a) holds token t
+            results[k].probs[lo:hi] = probs[r, 1 + lo - a: 1 + hi - a]
+
     with torch.inference_mode():
         for c in range(0, len(jobs), batch_size):
             chunk = jobs[c: c + batch_size]
@@ -457,17 +485,31 @@ def predict(
                 ids_arr[r, : b - a + 2] = [loaded.cls_id, *all_ids[k][a:b], loaded.sep_id]
                 mask[r, : b - a + 2] = 1
             # without padding, no mask: attention then takes the fused kernel (~20% of CPU time saved)
-            input_ids = torch.from_numpy(ids_arr).to(loaded.device)
             unpadded = bool(mask.all())
+            if cuda:
+                input_ids = torch.from_numpy(ids_arr).pin_memory().to(loaded.device, non_blocking=True)
+                attn = None if unpadded else torch.from_numpy(mask).pin_memory().to(loaded.device, non_blocking=True)
+                logits = loaded.model(input_ids=input_ids, attention_mask=attn).logits
+                on_device = torch.softmax(logits.float(), dim=-1)
+                host = torch.empty(on_device.shape, dtype=on_device.dtype, pin_memory=True)
+                host.copy_(on_device, non_blocking=True)
+                done = torch.cuda.Event()  # type: ignore[no-untyped-call]
+                done.record()
+                if pending is not None:
+                    pending[2].synchronize()
+                    scatter(pending[0], pending[1].numpy())
+                pending = (chunk, host, done)
+                continue
+            input_ids = torch.from_numpy(ids_arr).to(loaded.device)
             if unpadded and loaded.traced is not None:
                 logits = loaded.traced(input_ids)
             else:
                 attn = None if unpadded else torch.from_numpy(mask).to(loaded.device)
                 logits = loaded.model(input_ids=input_ids, attention_mask=attn).logits
-            probs = torch.softmax(logits.float(), dim=-1).cpu().numpy()
-            for r, (k, a, _b, lo, hi) in enumerate(chunk):
-                # window row position 1 + (t - a) holds token t
-                results[k].probs[lo:hi] = probs[r, 1 + lo - a: 1 + hi - a]
+            scatter(chunk, torch.softmax(logits.float(), dim=-1).cpu().numpy())
+        if pending is not None:
+            pending[2].synchronize()
+            scatter(pending[0], pending[1].numpy())
     return results
 
 
@@ -482,6 +524,33 @@ def read_meta(model_dir: Path) -> dict[str, Any]:
         return {}
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+def with_profile(config: Any, profile: DetectorProfile | None) -> Any:
+    """``config`` (the step's options) on the detector profile's numeric path and thresholds. Options set
+    explicitly win for the thresholds; an explicit ``device``, ``dtype`` or ``quantize`` that contradicts the
+    profile is a configuration error (the profile named in the output would not be the path that ran)."""
+    if profile is None:
+        return config
+    explicit = config.model_fields_set
+    path = {"device": profile.device, "dtype": profile.dtype, "quantize": profile.quantize}
+    for name, value in path.items():
+        if name not in explicit:
+            continue
+        mine = getattr(config, name)
+        same = (mine == value or (name == "device" and (mine == "auto" or str(mine).startswith(str(value))))
+                or (name == "dtype" and mine == "auto"))
+        if not same:
+            raise ConfigError(f"ner option {name}={mine!r} contradicts the detector profile {profile.name} "
+                              f"({name}={value!r}); set the profile, or leave the option out")
+    update: dict[str, Any] = {k: v for k, v in path.items() if k not in explicit or k == "device"}
+    if "device" in explicit and str(config.device).startswith("cuda"):
+        update["device"] = config.device  # keep a named GPU ("cuda:1")
+    if profile.ner_token_threshold is not None and "token_threshold" not in explicit:
+        update["token_threshold"] = profile.ner_token_threshold
+    if profile.ner_min_score is not None and "min_score" not in explicit:
+        update["min_score"] = profile.ner_min_score
+    return config.model_copy(update=update)
 
 
 @register("ner")
@@ -508,7 +577,9 @@ class NER:
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         if config.overlap >= config.max_length - 2:
             raise ConfigError("ner overlap must be smaller than max_length - 2")
+        config = with_profile(config, ctx.profile)
         self.config = config
+        self.profile = ctx.profile.name if ctx.profile is not None else None
         model_dir = Path(config.model_dir).expanduser() if config.model_dir else default_model_dir()
         self.model = load_model(str(model_dir.resolve()), config.device, config.quantize, config.dtype)
         self.model_id = self.model.model_id

