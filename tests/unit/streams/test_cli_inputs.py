@@ -20,6 +20,7 @@ NOTE = json.dumps({"note_id": "n1", "text": "Seen by Dr. Quillfeather on 03/14/2
 @pytest.fixture
 def no_model_loads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Building any pipeline step fails the test: the errors under test must come before."""
+    import processors.leakcheck  # noqa: F401 - binds the real build_processor at import, before it is patched
     import processors.pipeline as pipeline
 
     def refuse(*_a: object, **_k: object) -> None:
