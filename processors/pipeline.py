@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from dictionaries import cache, vocab
 from processors.profiles import DetectorProfile, ProfileName, resolve_profile
-from schemas.errors import ConfigError, validation_summary
+from schemas.errors import ConfigError, NoteTimeout, validation_summary
 from schemas.models import NoteIn, Span, Versions
 
 logger = logging.getLogger(__name__)
@@ -380,8 +380,15 @@ class Pipeline:
         return self.run_notes([Note(input=n) for n in inputs])
 
     def run_notes(self, notes: Sequence[Note]) -> list[Note]:
+        """Every step in order. Under a time budget (:func:`processors.budget.deadline`) the deadline is checked
+        before each step (and by steps inside their long loops); past it :class:`NoteTimeout` propagates (the
+        caller decides what becomes of the notes). Notes whose last step finished are returned even if it ended
+        past the deadline: their work is done."""
+        from processors import budget
+
         current = list(notes)
         for proc in self.processors:
+            budget.check(proc.name)
             current = self._run_step(proc, current)
         return current
 
@@ -395,6 +402,10 @@ class Pipeline:
             done = proc.process_batch(live)
             if len(done) != len(live):
                 raise RuntimeError("processor returned a different number of notes")
+        except NoteTimeout as exc:  # the budget of the notes in hand is spent: no per-note retry
+            if exc.stage is None:
+                raise NoteTimeout(exc.budget_s, proc.name) from None
+            raise
         except Exception as exc:
             logger.warning("processor %s failed on a batch of %d (%s); isolating per note",
                            proc.name, len(live), type(exc).__name__)
@@ -410,6 +421,10 @@ class Pipeline:
         try:
             (res,) = proc.process_batch([note])
             return res
+        except NoteTimeout as exc:
+            if exc.stage is None:
+                raise NoteTimeout(exc.budget_s, proc.name) from None
+            raise
         except Exception as exc:
             code = getattr(exc, "code", "E400")
             logger.error("processor %s failed on one note: %s (code %s)", proc.name, type(exc).__name__, code)

@@ -63,6 +63,18 @@ class ProcessingError(DeidError):
     code = "E400"
 
 
+class NoteTimeout(ProcessingError):
+    """A note ran over its time budget (``worker.note_timeout_s``); ``stage`` names the step it was in."""
+
+    code = "E422"
+
+    def __init__(self, budget_s: float, stage: str | None = None) -> None:
+        self.budget_s = budget_s
+        self.stage = stage
+        where = f" in step {stage}" if stage else ""
+        super().__init__(f"note exceeded its time budget of {budget_s:g} s (worker.note_timeout_s){where}")
+
+
 def validation_summary(exc: ValidationError, limit: int = 5) -> str:
     """A pydantic error as field paths and error types only ("patient.dob: date_from_datetime_parsing"):
     never the input values, which may be note content."""
@@ -115,6 +127,7 @@ _ROWS: tuple[ErrorCode, ...] = (
     ErrorCode("E400", ProcessingError, "a processor failed on a note (the note is reported, the rest continue)"),
     ErrorCode("E420", ProcessingError, "the worker could not encode a processed note"),
     ErrorCode("E421", ProcessingError, "the pipeline failed on a whole batch and on the note alone"),
+    ErrorCode("E422", NoteTimeout, "the note ran over the worker's per-note time budget (worker.note_timeout_s)"),
 )
 
 #: code -> row; read-only.

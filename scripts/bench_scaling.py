@@ -107,6 +107,9 @@ def main() -> None:
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "cpu_count": os.cpu_count(),
+        # the numeric libraries' thread settings (OpenMP's wait policy decides the NER step's time on a loaded machine)
+        "thread_env": {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "MKL_NUM_THREADS")},
+        "torch_threads": _torch_threads(),
         "machine": platform.processor() or platform.machine(),
         "python": platform.python_version(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
@@ -114,6 +117,11 @@ def main() -> None:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {args.output}")
+
+
+def _torch_threads() -> int | None:
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else None
 
 
 if __name__ == "__main__":

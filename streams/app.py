@@ -253,7 +253,7 @@ def create_app(settings: Settings, processor: BatchProcessor, health: Health | N
                 if logger.isEnabledFor(logging.DEBUG):
                     logger.debug("batch %s", [f"{r.partition}:{r.offset}" for r in records])
                 health.batch_started()
-                job = asyncio.ensure_future(process_batch(processor, records))
+                job = asyncio.ensure_future(process_batch(processor, records, progress=health.batch_started))
                 job.add_done_callback(lambda _job: health.batch_finished())
                 cancelled = await _finish_uncancelled(job, len(records)) or cancelled
                 _exit_on_failure(job)
@@ -344,7 +344,8 @@ def build_processor(settings: Settings, *, warm_up: bool = True) -> BatchProcess
     pipeline = Pipeline.from_config(settings.pipeline_config(), secret=settings.secret,
                                     cache_dir=settings.cache_dir)
     processor = BatchProcessor(pipeline, max_note_bytes=settings.worker.max_note_bytes,
-                               dlq_max_payload_bytes=settings.worker.dlq_max_payload_bytes)
+                               dlq_max_payload_bytes=settings.worker.dlq_max_payload_bytes,
+                               note_timeout_s=settings.worker.note_timeout_s)
     if warm_up:  # vocabularies built at first use load now, before the group join
         pipeline.run([NoteIn(note_id="warm-up", text="Seen on 01/02/2020 by Dr. Example at 555-0100.")])
     return processor

@@ -14,6 +14,7 @@ E122  the note's text is empty or whitespace only
 E123  neither JSON nor HL7 v2 (by header or content)
 E420  the worker could not encode a processed note (``ProcessingError``)
 E421  the pipeline failed on a whole batch and on the note alone (``ProcessingError``)
+E422  the note ran over the per-note time budget ``worker.note_timeout_s`` (``NoteTimeout``, set by the worker)
 ====  ========================================================================================
 
 JSON decoding reuses ``schemas.readers.parse_json_note`` (E101-E104) and HL7 ``schemas.hl7.parse_hl7``

@@ -107,6 +107,10 @@ class WorkerSettings(BaseModel):
     #: affinity, container quota) shared among the processes of this node (``--workers`` of the CLI; for the
     #: Kafka worker one process per container: see README "Several workers per node").
     threads: int = Field(default=0, ge=0)
+    #: Per-note time budget: a note still in the pipeline after this long goes to the DLQ (code E422) and
+    #: the partition moves on (checked between steps and between NER windows; see README "Time budget").
+    #: Must be shorter than ``health.stuck_after_s``.
+    note_timeout_s: float = Field(default=120.0, gt=0)
 
 
 class HealthSettings(BaseModel):
@@ -194,6 +198,15 @@ class Settings(BaseSettings):
     health: HealthSettings = Field(default_factory=HealthSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @model_validator(mode="after")
+    def _budget_under_liveness(self) -> Settings:
+        # a note over budget must reach the DLQ before /livez calls the worker stuck, or the restarted pod gets
+        # the same note again (a restart loop)
+        if self.worker.note_timeout_s >= self.health.stuck_after_s:
+            raise ValueError(f"worker.note_timeout_s ({self.worker.note_timeout_s:g}) must be shorter than "
+                             f"health.stuck_after_s ({self.health.stuck_after_s:g})")
+        return self
 
     @model_validator(mode="after")
     def _llm_needs_server(self) -> Settings:

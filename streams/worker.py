@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from processors import budget
 from processors.pipeline import Note, NoteError, Pipeline
-from schemas.errors import ConfigError
+from schemas.errors import ConfigError, NoteTimeout
 from schemas.models import NoteIn
 from streams import telemetry
 from streams.codec import (
@@ -79,7 +80,7 @@ class BatchProcessor:
     """Synchronous batch step (safe to run in a worker thread): records in, output records out."""
 
     def __init__(self, pipeline: Pipeline, *, max_note_bytes: int = 1024 * 1024,
-                 dlq_max_payload_bytes: int = 8 * 1024 * 1024) -> None:
+                 dlq_max_payload_bytes: int = 8 * 1024 * 1024, note_timeout_s: float | None = None) -> None:
         if "transform" not in pipeline.step_names:
             raise ConfigError("the worker needs a transform step: without it the raw text would be published")
         if "leakcheck" not in pipeline.step_names:
@@ -89,12 +90,15 @@ class BatchProcessor:
         self.mode = str(pipeline.config.options.get("transform", {}).get("mode", "tag"))
         self.max_note_bytes = max_note_bytes
         self.dlq_max_payload_bytes = dlq_max_payload_bytes
+        #: per-note time budget (None: none); see :meth:`_run_pipeline`
+        self.note_timeout_s = note_timeout_s
         self._version_headers = tuple(version_headers(self.versions))
 
     # -- the batch ------------------------------------------------------------------------------------------
 
-    def process(self, records: Sequence[InRecord]) -> BatchResult:
-        """Decode, run the pipeline once over the decodable notes, encode. Never raises for a note."""
+    def process(self, records: Sequence[InRecord], progress: Callable[[], None] | None = None) -> BatchResult:
+        """Decode, run the pipeline once over the decodable notes, encode. Never raises for a note.
+        ``progress`` is called whenever a note's own time budget starts (liveness counts from there)."""
         contexts = [telemetry.extract_context(r.headers) for r in records]
         with telemetry.batch_span(len(records), [r.topic for r in records], contexts):
             spans = [telemetry.start_span("deid.note", parent=ctx, links=_links(), attributes={
@@ -111,7 +115,7 @@ class BatchProcessor:
                     index.append(i)
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a dead letter
                     outcomes[i] = self._dlq(rec, exc, "decode", spans[i])
-            notes = self._run_pipeline(inputs)
+            notes = self._run_pipeline(inputs, progress)
             for i, note in zip(index, notes, strict=True):
                 outcomes[i] = self._encode(records[i], note, spans[i])
         result = BatchResult([oc for oc in outcomes if oc is not None])
@@ -119,23 +123,46 @@ class BatchProcessor:
             raise RuntimeError("batch lost records")
         return result
 
-    def _run_pipeline(self, inputs: list[NoteIn]) -> list[Note]:
+    def _run_pipeline(self, inputs: list[NoteIn], progress: Callable[[], None] | None = None) -> list[Note]:
+        """The pipeline over the batch; on a failure, or past the time budget, note by note.
+
+        Time budget (``note_timeout_s``): the whole batch first runs under ONE note's budget (a batch of ordinary
+        notes takes a small part of it). Past it, each note runs alone under its own budget, and a note that
+        runs over it becomes an E422 dead letter while the others go on. A note alone in its batch is not run a
+        second time. So a slow note holds its partition for at most about two budgets (more only with several
+        slow notes in one batch), and ``progress`` marks the start of each note's own budget for liveness."""
         if not inputs:
             return []
         try:
-            return self.pipeline.run(inputs)
+            with budget.deadline(self.note_timeout_s):
+                return self.pipeline.run(inputs)
+        except NoteTimeout as exc:
+            logger.warning("a batch of %d ran over the time budget of %g s (step %s); running its notes one by "
+                           "one", len(inputs), exc.budget_s, exc.stage)
+            if len(inputs) == 1:
+                return [self._timed_out(inputs[0], exc)]
         except Exception as exc:  # noqa: BLE001 - the Pipeline isolates processor errors; this is a backstop
             logger.error("pipeline failed on a batch of %d (%s); retrying note by note", len(inputs),
                          type(exc).__name__)
         out: list[Note] = []
         for n in inputs:
+            if progress is not None:
+                progress()
             try:
-                (note,) = self.pipeline.run([n])
+                with budget.deadline(self.note_timeout_s):
+                    (note,) = self.pipeline.run([n])
+            except NoteTimeout as exc:
+                note = self._timed_out(n, exc)
             except Exception as exc:  # noqa: BLE001
                 code, etype, reason = safe_reason(exc, "pipeline")
                 note = Note(input=n, error=NoteError(code=code, error_type=etype, stage="pipeline", reason=reason))
             out.append(note)
         return out
+
+    @staticmethod
+    def _timed_out(n: NoteIn, exc: NoteTimeout) -> Note:
+        return Note(input=n, error=NoteError(code=exc.code, error_type=type(exc).__name__,
+                                             stage=exc.stage or "pipeline", reason=exc.reason))
 
     def _encode(self, rec: InRecord, note: Note, span: Any) -> Outcome:
         if note.error is not None:
@@ -271,10 +298,11 @@ async def finish_batch(result: BatchResult, sender: Sender, *, send_timeout_s: f
                  (time.perf_counter() - t0) * 1000)
 
 
-async def process_batch(processor: BatchProcessor, records: Sequence[InRecord]) -> BatchResult:
+async def process_batch(processor: BatchProcessor, records: Sequence[InRecord],
+                        progress: Callable[[], None] | None = None) -> BatchResult:
     """The synchronous batch step in a worker thread (never on the event loop)."""
     t0 = time.perf_counter()
-    result = await asyncio.to_thread(processor.process, records)
+    result = await asyncio.to_thread(processor.process, records, progress)
     logger.debug("batch of %d processed in %.0f ms", len(records), (time.perf_counter() - t0) * 1000)
     return result
 

@@ -442,8 +442,11 @@ class PieceProbs:
 def predict(
     loaded: LoadedModel, texts: Sequence[str], *, batch_size: int = 32, max_length: int = 512, overlap: int = 64,
 ) -> list[PieceProbs]:
-    """Tag probabilities for every word piece of every text (windows across all texts batched together)."""
+    """Tag probabilities for every word piece of every text (windows across all texts batched together).
+    Checks the time budget in force (:mod:`processors.budget`) before every model call."""
     import torch
+
+    from processors import budget
 
     if not texts:
         return []
@@ -477,6 +480,7 @@ def predict(
 
     with torch.inference_mode():
         for c in range(0, len(jobs), batch_size):
+            budget.check("ner")
             chunk = jobs[c: c + batch_size]
             width = max(b - a for _, a, b, _, _ in chunk) + 2
             ids_arr = np.full((len(chunk), width), loaded.pad_id, dtype=np.int64)
