@@ -345,7 +345,7 @@ def build_processor(settings: Settings, *, warm_up: bool = True) -> BatchProcess
                                     cache_dir=settings.cache_dir)
     processor = BatchProcessor(pipeline, max_note_bytes=settings.worker.max_note_bytes,
                                dlq_max_payload_bytes=settings.worker.dlq_max_payload_bytes,
-                               note_timeout_s=settings.worker.note_timeout_s)
+                               note_timeout_s=settings.worker.note_timeout_s or None)
     if warm_up:  # vocabularies built at first use load now, before the group join
         pipeline.run([NoteIn(note_id="warm-up", text="Seen on 01/02/2020 by Dr. Example at 555-0100.")])
     return processor

@@ -109,8 +109,8 @@ class WorkerSettings(BaseModel):
     threads: int = Field(default=0, ge=0)
     #: Per-note time budget: a note still in the pipeline after this long goes to the DLQ (code E422) and
     #: the partition moves on (checked between steps and between NER windows; see README "Time budget").
-    #: Must be shorter than ``health.stuck_after_s``.
-    note_timeout_s: float = Field(default=120.0, gt=0)
+    #: Must be shorter than ``health.stuck_after_s``; 0 turns the budget off (liveness alone then bounds a note).
+    note_timeout_s: float = Field(default=120.0, ge=0)
 
 
 class HealthSettings(BaseModel):
@@ -203,7 +203,7 @@ class Settings(BaseSettings):
     def _budget_under_liveness(self) -> Settings:
         # a note over budget must reach the DLQ before /livez calls the worker stuck, or the restarted pod gets
         # the same note again (a restart loop)
-        if self.worker.note_timeout_s >= self.health.stuck_after_s:
+        if 0 < self.health.stuck_after_s <= self.worker.note_timeout_s:
             raise ValueError(f"worker.note_timeout_s ({self.worker.note_timeout_s:g}) must be shorter than "
                              f"health.stuck_after_s ({self.health.stuck_after_s:g})")
         return self

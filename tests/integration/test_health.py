@@ -89,6 +89,7 @@ def test_when_a_batch_runs_past_the_limit_then_not_live_and_lag_is_exported_per_
     worker: WorkerProc = start_worker(
         steps=["regex", "ner", "ensemble", "transform", "leakcheck"],
         DEID_WORKER__BATCH_SIZE="16", DEID_HEALTH__STUCK_AFTER_S="0.2", DEID_HEALTH__LAG_INTERVAL_S="0.3",
+        DEID_WORKER__NOTE_TIMEOUT_S="0",  # no time budget: liveness alone sees the long batch
         DEID_TELEMETRY__EXPORTER="console", DEID_TELEMETRY__CONSOLE_PATH=str(metrics_file),
         DEID_TELEMETRY__METRICS_INTERVAL_S="0.5")
     statuses: list[tuple[int | None, str | None]] = []
