@@ -308,26 +308,11 @@ def batch_span(n_records: int, topics: Sequence[str], input_contexts: Sequence[A
         "messaging.system": "kafka", "messaging.operation.type": "process", "messaging.operation.name": "process",
         "messaging.batch.message_count": n_records, "messaging.destination.name": ",".join(names),
     })
-    token = None
-    try:
-        if span is not None:
-            token = otel_context.attach(trace.set_span_in_context(span))
-    except Exception as exc:  # noqa: BLE001
-        _warn("attach", exc)
     t0 = time.perf_counter()
-    error: str | None = None
     try:
-        yield span
-    except BaseException as exc:
-        error = type(exc).__name__
-        raise
+        with _as_current(span):
+            yield span
     finally:
-        if token is not None:
-            try:
-                otel_context.detach(token)
-            except Exception:  # noqa: BLE001
-                pass
-        end_span(span, error=error)
         record_batch_s(time.perf_counter() - t0)
 
 
@@ -335,7 +320,14 @@ def batch_span(n_records: int, topics: Sequence[str], input_contexts: Sequence[A
 def command_span(command: str, attributes: Mapping[str, Any] | None = None) -> Iterator[Any]:
     """Current span over a file command's run (``deidstream detect`` / ``deid`` / ``eval``); status ERROR with the
     exception type when it raises."""
-    span = start_span(f"deidstream {command}", attributes=dict(attributes or {}))
+    with _as_current(start_span(f"deidstream {command}", attributes=dict(attributes or {}))) as span:
+        yield span
+
+
+@contextmanager
+def _as_current(span: Any) -> Iterator[Any]:
+    """``span`` (None: telemetry off) current over the body and ended after it, status ERROR with the exception type
+    when the body raises; a failure to attach it is warned about, never raised."""
     token = None
     try:
         if span is not None:
