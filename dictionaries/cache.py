@@ -13,6 +13,7 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,21 @@ def cache_dir() -> Path:
         return _override
     env = os.environ.get("DEID_CACHE_DIR")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "deidstream"
+
+
+def read_versioned(path: Path, version: str, what: str) -> dict[str, Any] | None:
+    """The dict pickled at ``path`` by :func:`write_atomic` when its ``version`` is ``version``; None when the file
+    is missing, of another version, or unreadable (a corrupt or foreign cache file is rebuilt, never fatal: a
+    warning names ``what``)."""
+    if not path.exists():
+        return None
+    try:
+        with path.open("rb") as f:
+            data = pickle.load(f)
+    except Exception as exc:  # noqa: BLE001 - rebuilt by the caller
+        logger.warning("%s cache unreadable (%s); rebuilding", what, type(exc).__name__)
+        return None
+    return data if isinstance(data, dict) and data.get("version") == version else None
 
 
 def write_atomic(path: Path, obj: object) -> bool:

@@ -201,22 +201,13 @@ def case_counts_version() -> str:
 def case_counts(cache_dir: Path) -> tuple[Counter[str], Counter[str]]:
     """:func:`count_case` of the clinical texts, pickled under ``cache_dir`` on first use (reading the
     ICD-10-CM package and counting takes seconds of every worker's start; the counts are ~0.5 MB)."""
-    import logging
-    import pickle
-
     from dictionaries import cache
 
     version = case_counts_version()
     path = cache_dir / f"{version}.pkl"
-    if path.exists():
-        try:
-            with path.open("rb") as f:
-                data = pickle.load(f)
-            if data.get("version") == version:
-                return Counter(data["lower"]), Counter(data["capital"])
-        except Exception as exc:  # noqa: BLE001 - a corrupt or foreign cache file is rebuilt, never fatal
-            logging.getLogger(__name__).warning("clinical case counts cache unreadable (%s); rebuilding",
-                                                type(exc).__name__)
+    data = cache.read_versioned(path, version, "clinical case counts")
+    if data is not None:
+        return Counter(data["lower"]), Counter(data["capital"])
     lower, capital = count_case(clinical_texts())
     if cache.write_atomic(path, {"version": version, "lower": dict(lower), "capital": dict(capital)}):
         for old in cache_dir.glob("clinical-case-*.pkl"):

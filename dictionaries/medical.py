@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import pickle
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -234,14 +233,9 @@ def medical_vocabulary(cache_dir: Path | None = None) -> MedicalVocabulary:
 
 def _load_or_build(cache_dir: Path, version: str) -> MedicalVocabulary:
     path = cache_dir / f"medical-{version}.pkl"
-    if path.exists():
-        try:
-            with path.open("rb") as f:
-                data = pickle.load(f)
-            if data.get("version") == version:
-                return _from_data(data)
-        except Exception as exc:  # a corrupt or foreign cache file is rebuilt, never fatal
-            logger.warning("medical vocabulary cache unreadable (%s); rebuilding", type(exc).__name__)
+    data = cache.read_versioned(path, version, "medical vocabulary")
+    if data is not None:
+        return _from_data(data)
     logger.info("building medical vocabulary %s (first use; cached afterwards)", version)
     data = build_vocabulary_data(version, cache_dir)
     if cache.write_atomic(path, data):
