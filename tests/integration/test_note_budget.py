@@ -16,9 +16,9 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from stream_helpers import LIGHT_STEPS, WorkerProc, header, wait_for
+from stream_helpers import LIGHT_STEPS, WorkerProc, committed_offsets, header, wait_for
 
-from streams.broker import consumer_kwargs, produce
+from streams.broker import produce
 from streams.codec import FORMAT_HEADER, SOURCE_HEADER, RawRecord
 from streams.settings import KafkaSettings, TopicSettings
 
@@ -35,17 +35,6 @@ KEY = b"same-partition"
 def _note(note_id: str, text: str) -> RawRecord:
     body = {"id": note_id, "text": text, "patient": {"mrn": "MRN 8812347"}}
     return RawRecord(KEY, json.dumps(body).encode(), ((FORMAT_HEADER, b"json"),))
-
-
-async def _committed(kafka: KafkaSettings, topic: str, group: str) -> dict[int, int]:
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-
-    c = AIOKafkaConsumer(**consumer_kwargs(kafka), group_id=group, enable_auto_commit=False)
-    await c.start()
-    try:
-        return {p: (await c.committed(TopicPartition(topic, p))) or 0 for p in range(4)}
-    finally:
-        await c.stop()
 
 
 def test_when_a_note_runs_over_the_time_budget_then_it_is_dead_lettered_and_the_partition_moves_on(
@@ -83,7 +72,7 @@ def test_when_a_note_runs_over_the_time_budget_then_it_is_dead_lettered_and_the_
     # the offsets move past the slow note: a restarted worker would not see it again
     deadline = time.monotonic() + 20
     partition = placed[0][0]
-    while asyncio.run(_committed(kafka, topics.raw, worker.group))[partition] < placed[-1][1] + 1:
+    while committed_offsets(kafka, topics.raw, worker.group)[partition] < placed[-1][1] + 1:
         assert time.monotonic() < deadline, "offsets not committed past the slow note"
         time.sleep(0.3)
     assert worker.terminate() == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from stream_helpers import LIGHT_STEPS, Outputs, WorkerProc, header, read_outputs, wait_for
+from stream_helpers import LIGHT_STEPS, Outputs, WorkerProc, committed_offsets, header, read_outputs, wait_for
 
 from streams.broker import EmbeddedBroker, consumer_kwargs, create_topics, produce
 from streams.codec import FORMAT_HEADER, SOURCE_HEADER, RawRecord
@@ -157,17 +157,6 @@ def _bulk_notes(n: int) -> list[RawRecord]:
     return notes
 
 
-async def _committed(kafka: KafkaSettings, topic: str, group: str) -> dict[int, int]:
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-
-    c = AIOKafkaConsumer(**consumer_kwargs(kafka), group_id=group, enable_auto_commit=False)
-    await c.start()
-    try:
-        return {p: (await c.committed(TopicPartition(topic, p))) or 0 for p in range(4)}
-    finally:
-        await c.stop()
-
-
 @pytest.mark.slow
 def test_when_worker_is_killed_or_stopped_mid_stream_then_every_note_still_comes_out(
     kafka: KafkaSettings, topics: TopicSettings, start_worker: Any,
@@ -186,7 +175,7 @@ def test_when_worker_is_killed_or_stopped_mid_stream_then_every_note_still_comes
              worker=second, poll_s=0.2)
     assert second.terminate(timeout_s=60) == 0  # SIGTERM mid-stream: finishes its batch, exits cleanly
     # at-least-once: every offset below the committed one has an output
-    committed = asyncio.run(_committed(kafka, topics.raw, second.group))
+    committed = committed_offsets(kafka, topics.raw, second.group)
     covered = read_outputs(kafka, topics).covered()
     for p, upto in committed.items():
         missing = [o for o in range(upto) if f"{topics.raw}:{p}:{o}" not in covered]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streams.broker import read_topic
+from streams.broker import consumer_kwargs, read_topic
 from streams.codec import SOURCE_HEADER
 from streams.settings import KafkaSettings, TopicSettings
 
@@ -93,3 +93,18 @@ def wait_for(kafka: KafkaSettings, topics: TopicSettings, done: Callable[[Output
             tail = worker.text()[-3000:] if worker is not None else ""
             raise AssertionError(f"timed out after {timeout_s}s waiting for outputs\n{tail}")
         time.sleep(poll_s)
+
+
+def committed_offsets(kafka: KafkaSettings, topic: str, group: str, partitions: int = 4) -> dict[int, int]:
+    """The consumer group's committed offset of each of ``topic``'s partitions (0 where none is committed)."""
+    async def go() -> dict[int, int]:
+        from aiokafka import AIOKafkaConsumer, TopicPartition
+
+        c = AIOKafkaConsumer(**consumer_kwargs(kafka), group_id=group, enable_auto_commit=False)
+        await c.start()
+        try:
+            return {p: (await c.committed(TopicPartition(topic, p))) or 0 for p in range(partitions)}
+        finally:
+            await c.stop()
+
+    return asyncio.run(go())
