@@ -187,7 +187,8 @@ def _retention(note: Note, output: str, offsets: OffsetMap, vocab: Any, message:
 
     ages = [m.span() for m in _AGE.finditer(text)] + [(s.start, s.end) for s in note.spans if s.label == Label.AGE]
     sensitive = [(m.start, m.end) for m in matches] + numbers + ages
-    chunks = cire(text, output, sensitive=sensitive, chunk_tokens=o.chunk_tokens, judge=judge)
+    chunks = cire(text, output, sensitive=sensitive, chunk_tokens=o.chunk_tokens, judge=judge,
+                  blocks=offsets.blocks)
 
     clf = classifier if classifier is not None else ConceptClassifier(vocab)
     if isinstance(clf, ConceptClassifier):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -82,13 +83,20 @@ def test_when_a_text_is_long_then_its_indexed_line_bounds_equal_find_and_rfind()
             assert line_bounds(text, start, end) == expected
 
 
-def test_when_a_line_is_long_then_line_facts_and_measurements_equal_the_unmemoised_ones(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def _long_text_of_short_lines() -> str:
+    """A long note of many short lines (each line's facts are memoised too: a dense note asks them per span)."""
+    return _long_one_line_text().replace("; ", ";\n").replace("OSH. ", "OSH.\n")
+
+
+@pytest.mark.parametrize("make_text", [_long_one_line_text, _long_text_of_short_lines])
+def test_when_a_text_is_long_then_line_facts_and_measurements_equal_the_unmemoised_ones(
+        monkeypatch: pytest.MonkeyPatch, make_text: Callable[[], str]) -> None:
     from dictionaries import medical_syntax
     from dictionaries import text as text_module
     from dictionaries.text import line_fact
 
-    text = _long_one_line_text()
+    text = make_text()
+    assert len(text) >= text_module.LONG_LINE
     positions = [(m.start(), m.end()) for m in re.finditer(r"[\w/]+", text)]
     fast = [(line_fact(is_all_caps, text, a, b), name_context(text, a, b),
              medical_syntax.measurement_value(text, a, b), medical_syntax.identifier_cue(text, a, b))

@@ -168,3 +168,84 @@ def test_when_two_processes_hash_strings_differently_then_concept_weights_come_o
     outs = {subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": str(seed), "PATH": ""},
                            capture_output=True, text=True, check=True).stdout for seed in (1, 2, 3, 4)}
     assert len(outs) == 1, outs
+
+
+# ------------------------------------------------------------------------------------------ alignment by blocks
+
+def _replaced(text: str, picks: list[tuple[int, int, str]]) -> tuple[str, list[tuple[int, int, int, int]]]:
+    """``text`` with ``picks`` (start, end, replacement; sorted, apart) replaced, and the changed blocks."""
+    out: list[str] = []
+    blocks: list[tuple[int, int, int, int]] = []
+    pos = size = 0
+    for s, e, rep in picks:
+        out.append(text[pos:s])
+        size += s - pos
+        blocks.append((s, e, size, size + len(rep)))
+        out.append(rep)
+        size += len(rep)
+        pos = e
+    out.append(text[pos:])
+    return "".join(out), blocks
+
+
+def test_when_blocks_made_the_output_then_the_linear_alignment_is_a_valid_one_that_keeps_untouched_tokens() -> None:
+    import random
+    import re
+
+    from processors.metrics.cir import _TOKEN, align_tokens, align_tokens_by_blocks
+
+    rng = random.Random(7)
+    words = ["Smith", "no", "5", "mg", "BP", "120/80", "Jan", "3rd", "pt", "not", "St.", "Mary's", "x"]
+    reps = ["[NAME]", "", "[DATE]", "Jones", "no", "X Y Z", "-", "5"]
+    for _ in range(300):
+        text = " ".join(rng.choice(words) + rng.choice(["", ",", "\n", "'s"]) for _ in range(rng.randint(5, 80)))
+        tokens = [m.span() for m in re.finditer(r"\S+", text)]
+        chosen = sorted(rng.sample(tokens, k=min(len(tokens), rng.randint(0, 6))))
+        picks: list[tuple[int, int, str]] = []
+        for s, e in chosen:  # whole words, parts of words and insertions; blocks apart
+            s2, e2 = rng.choice([(s, e), (s, s + max(1, (e - s) // 2)), (s, s)])
+            if not picks or picks[-1][1] < s2:
+                picks.append((s2, e2, rng.choice(reps)))
+        output, blocks = _replaced(text, picks)
+        src = [m.span() for m in _TOKEN.finditer(text)]
+        dst = [m.span() for m in _TOKEN.finditer(output)]
+        sw, dw = [text[a:b] for a, b in src], [output[a:b] for a, b in dst]
+        ops = align_tokens_by_blocks(src, dst, sw, dw, blocks)
+        assert ops is not None
+        # the ops tile both token lists in order, and "equal" pairs equal tokens
+        assert [o[1] for o in ops] == [0, *[o[2] for o in ops[:-1]]]
+        assert [o[3] for o in ops] == [0, *[o[4] for o in ops[:-1]]]
+        assert (ops[-1][2], ops[-1][4]) == (len(src), len(dst))
+        assert all(sw[o[1]:o[2]] == dw[o[3]:o[4]] for o in ops if o[0] == "equal")
+        # a token that no block overlaps or touches is unchanged (a global alignment may pick another of two equal
+        # neighbours, "Jan Jan"; the blocks say which was replaced)
+        kept = {i for o in ops if o[0] == "equal" for i in range(o[1], o[2])}
+        assert all(i in kept for i, (a, b) in enumerate(src) if not any(s <= b and a <= e for s, e, _, _ in blocks))
+        # and it costs no fewer edits than the global alignment, which is minimal
+        edits = sum(max(o[2] - o[1], o[4] - o[3]) for o in ops if o[0] != "equal")
+        assert edits >= sum(max(o[2] - o[1], o[4] - o[3]) for o in align_tokens(sw, dw) if o[0] != "equal")
+
+
+def test_when_tags_replace_names_then_cire_by_blocks_equals_cire_by_global_alignment() -> None:
+    src = _words({3: "Smith", 25: "5", 26: "Jones"})
+    out = _words({3: "[NAME]", 25: "[DATE]", 26: "[NAME]"})
+    picks = [(src.index("Smith"), src.index("Smith") + 5, "[NAME]"), (src.index(" 5 ") + 1, src.index(" 5 ") + 2, "[DATE]"),
+             (src.index("Jones"), src.index("Jones") + 5, "[NAME]")]
+    output, blocks = _replaced(src, picks)
+    assert output == out
+    five = src.index(" 5 ") + 1
+    by_blocks = cire(src, out, sensitive=[(five, five + 1)], chunk_tokens=20, blocks=blocks)
+    assert by_blocks == cire(src, out, sensitive=[(five, five + 1)], chunk_tokens=20)
+    assert (by_blocks.chunks, by_blocks.changed, by_blocks.clinical) == (2, 2, 1)
+
+
+def test_when_blocks_do_not_account_for_the_output_then_the_global_alignment_is_used() -> None:
+    from processors.metrics.cir import _TOKEN, align_tokens_by_blocks
+
+    text, output = "w1 Smith w2 w3", "w1 [NAME] w2 w9"  # the block covers Smith only: w3 -> w9 is unexplained
+    src = [m.span() for m in _TOKEN.finditer(text)]
+    dst = [m.span() for m in _TOKEN.finditer(output)]
+    blocks = [(3, 8, 3, 9)]
+    assert align_tokens_by_blocks(src, dst, [text[a:b] for a, b in src], [output[a:b] for a, b in dst], blocks) is None
+    assert cire(text, output, blocks=blocks) == cire(text, output)
+    assert cire(text, output, blocks=blocks).changed == 1
