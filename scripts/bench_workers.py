@@ -10,6 +10,8 @@ output was byte-identical.
 
     python scripts/bench_workers.py --input ../shared/data/eval/physionet_deid_dev.jsonl \\
         --workers 1,2 --rounds 3 -o scripts/results/bench_workers.json
+    python scripts/bench_workers.py --input ../shared/data/eval/physionet_deid_dev.jsonl \\
+        --step-threads 1,2 --rounds 3 -o scripts/results/bench_step_threads.json
 """
 
 from __future__ import annotations
@@ -78,6 +80,42 @@ def run_child(input_path: Path, workers: int, batch_size: int) -> dict[str, Any]
         return result
 
 
+def step_threads(input_path: Path, thread_counts: list[int], rounds: int, batch_size: int) -> dict[str, Any]:
+    """Each step's milliseconds per note in ONE process with torch on 1 and on N threads (rounds interleaved, same
+    notes), and what that allows N processes of one thread each: with t_k the time per note on k threads, one process
+    runs 1 / t_N notes/s and N processes at most N / t_1, so N worker processes can be at most ``t_N * N / t_1``
+    times faster than one (less, when they contend for memory or cache)."""
+    import torch
+
+    from schemas.models import NoteIn
+    from schemas.readers import iter_inputs
+    from streams.cli._util import build_pipeline, load_settings, pipeline_config_for
+
+    settings = load_settings(None)
+    pipeline = build_pipeline(settings, pipeline_config_for(settings, detect_only=True))
+    notes = [n for n in iter_inputs(input_path) if isinstance(n, NoteIn)]
+    pipeline.run(notes[:batch_size])  # warm-up
+    per: dict[int, list[dict[str, float]]] = {t: [] for t in thread_counts}
+    for _ in range(rounds):
+        for threads in thread_counts:
+            torch.set_num_threads(threads)
+            totals: dict[str, float] = {}
+            for k in range(0, len(notes), batch_size):
+                for note in pipeline.run(notes[k:k + batch_size]):
+                    for step, ms in note.stage_ms:
+                        totals[step] = totals.get(step, 0.0) + ms
+            per[threads].append({step: ms / len(notes) for step, ms in totals.items()})
+    steps = list(per[thread_counts[0]][0])
+    medians = {t: {step: round(statistics.median(r[step] for r in rs), 3) for step in steps} for t, rs in per.items()}
+    total = {t: round(sum(m.values()), 3) for t, m in medians.items()}
+    one, n = thread_counts[0], thread_counts[-1]
+    return {
+        "notes": len(notes), "rounds": rounds, "ms_per_note_median": {str(t): m for t, m in medians.items()},
+        "total_ms_per_note": {str(t): v for t, v in total.items()},
+        f"ceiling_{n}_processes_vs_1": round(total[n] * n / (total[one] * 1.0), 3) if one == 1 else None,
+    }
+
+
 def summarise(runs: list[dict[str, Any]], counts: list[int]) -> dict[str, Any]:
     by = {w: [r for r in runs if r["workers"] == w] for w in counts}
     summary: dict[str, Any] = {}
@@ -106,11 +144,25 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="runs of each worker count, interleaved")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("-o", "--output", type=Path, help="write the result JSON here")
+    ap.add_argument("--step-threads", default=None, metavar="1,N",
+                    help="instead: each step's ms per note in one process on 1 and N torch threads, and the ceiling "
+                         "it sets on N worker processes")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out-spans", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         print(json.dumps(one_run(args.input, int(args.workers), args.batch_size, args.out_spans)))
+        return
+    if args.step_threads:
+        result = {"benchmark": "detect steps in one process, torch threads 1 vs N, interleaved",
+                  "input": args.input.name, "cpus": os.cpu_count(),
+                  **step_threads(args.input, [int(t) for t in args.step_threads.split(",")], args.rounds,
+                                 args.batch_size)}
+        text = json.dumps(result, indent=2)
+        print(text)
+        if args.output:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(text + "\n")
         return
     counts = [int(w) for w in args.workers.split(",")]
     runs = []
