@@ -8,8 +8,11 @@ path, which stands in for the GPU in CI) and float16 on a GPU (``gpu-fp16``). A 
 None: the decision model's own). The pipeline setting ``profile`` picks one (``auto``: by the device the NER
 step runs on); its name is recorded in the output headers (``deid-profile``) and the metrics' versions.
 
-The thresholds of all profiles equal the ``cpu-int8`` ones until each path's are fitted on the same
-cross-validation (issue 26).
+The thresholds of all profiles equal the ``cpu-int8`` ones. ``cpu-fp32``'s own decision threshold was fitted on
+the same nested cross-validation (``scripts/decider_cv.py profile``; the fold NER models' float32 out-of-fold spans,
+``processors.training.decider.profile_threshold``): 0.106 against the model's 0.072. The lockbox did not confirm it
+(recall 0.969 -> 0.960, 7 -> 9 missed identifier tokens, for precision 0.794 -> 0.810;
+``scripts/results/profile_thresholds.json``), so it is not set here; ``gpu-fp16`` shares the float32 path's figures.
 """
 
 from __future__ import annotations

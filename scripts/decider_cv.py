@@ -77,11 +77,12 @@ def lockbox_gold() -> list[Any]:
     return split(load_gold(DEV, load_label_map("physionet")))[1]
 
 
-def _oof_fold(job: tuple[int, str, str, list[Any], list[float], int, bool]) -> dict[str, dict[str, Any]]:
-    """One fold: its held-out notes' NER spans from the fold's model (CPU, int8: the shipped runtime's path).
+def _oof_fold(job: tuple[int, str, str, list[Any], list[float], int, bool, bool]) -> dict[str, dict[str, Any]]:
+    """One fold: its held-out notes' NER spans from the fold's model (CPU, int8: the shipped runtime's path; with
+    ``quantize`` off, float32: the ``cpu-fp32`` profile's path, the stand-in for ``gpu-fp16``).
     ``keep_all``: keep spans of function words only too (the NER step drops them; that test needs wordfreq, which
     the GPU machine lacks: ``oof-filter`` drops them here afterwards)."""
-    k, packs, variant, notes, thresholds, threads, keep_all = job
+    k, packs, variant, notes, thresholds, threads, keep_all, quantize = job
     import torch
     from ner_cv import unpack
 
@@ -90,7 +91,7 @@ def _oof_fold(job: tuple[int, str, str, list[Any], list[float], int, bool]) -> d
     torch.set_num_threads(threads)
     models = REPO / ".gpu/models"
     model_dir = unpack(Path(packs) / f"{variant}fold{k}.tar", models / f"{variant}fold{k}")
-    model = load_model(str(model_dir.resolve()), "cpu", True, "auto")
+    model = load_model(str(model_dir.resolve()), "cpu", quantize, "auto")
     pieces = predict(model, [g.text for g in notes], batch_size=32, max_length=512, overlap=64)
     rows: dict[str, dict[str, Any]] = {}
     for g, p in zip(notes, pieces, strict=True):
@@ -113,8 +114,8 @@ def oof(args: argparse.Namespace) -> int:
     gold = load_gold(args.notes) if args.notes else design_gold()
     thresholds = [float(t) for t in args.thresholds.split(",")]
     folds = group_folds(gold, K, 0)
-    jobs = [(k, args.packs, args.variant, [gold[i] for i in held], thresholds, max(1, args.threads), args.no_filter)
-            for k, held in enumerate(folds)]
+    jobs = [(k, args.packs, args.variant, [gold[i] for i in held], thresholds, max(1, args.threads), args.no_filter,
+             not args.fp32) for k, held in enumerate(folds)]
     rows: dict[str, dict[str, Any]] = {}
     if args.jobs > 1:
         import multiprocessing
@@ -129,7 +130,8 @@ def oof(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     header = {"what": "NER spans of each PhysioNet dev design note from the fold model trained without its patient",
               "folds": K, "fold_seed": 0, "thresholds": thresholds, "packs_variant": args.variant,
-              "recipe": args.recipe, "torch": __import__("torch").__version__, "function_words_dropped": not args.no_filter}
+              "recipe": args.recipe, "torch": __import__("torch").__version__, "function_words_dropped": not args.no_filter,
+              "numeric_path": "cpu float32 (profile cpu-fp32)" if args.fp32 else "cpu dynamic int8 (profile cpu-int8)"}
     with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as fh:
         fh.write(json.dumps(header) + "\n")
         for g in gold:
@@ -185,16 +187,18 @@ def training_corpora(weight: float = 20.0) -> list[Any]:
             Corpus("meddocan_train", meddocan, False)]
 
 
-def shipped_ner(gold: Sequence[Any], threshold: float, name: str) -> dict[str, list[dict[str, Any]]]:
-    """The shipped NER model's spans on ``gold`` (note id -> spans), cached in .gpu/ner_cache by the model's hash
-    and the threshold (git-ignored; remade in a minute or two)."""
+def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool = True,
+                ) -> dict[str, list[dict[str, Any]]]:
+    """The shipped NER model's spans on ``gold`` (note id -> spans), cached in .gpu/ner_cache by the model's hash,
+    the threshold and the numeric path (git-ignored; remade in a minute or two). ``quantize`` off: float32, the
+    cpu-fp32 profile's path."""
     import hashlib
 
     from processors.ner.step import DEFAULT_MODEL_DIR
 
     model_dir = OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR
     digest = hashlib.sha256((model_dir / "model.safetensors").read_bytes()).hexdigest()[:12]
-    path = REPO / ".gpu/ner_cache" / f"{name}-{digest}-{threshold}.jsonl.gz"
+    path = REPO / ".gpu/ner_cache" / f"{name}-{digest}-{threshold}{'' if quantize else '-fp32'}.jsonl.gz"
     if path.is_file():
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             cached = {r["id"]: r["spans"] for r in map(json.loads, fh)}
@@ -202,7 +206,7 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str) -> dict[str, l
             return cached
     from processors.pipeline import BuildContext, Note, build_processor
 
-    ner = build_processor("ner", ner_options(threshold), BuildContext())
+    ner = build_processor("ner", {**ner_options(threshold), "quantize": quantize}, BuildContext())
     out: dict[str, list[dict[str, Any]]] = {}
     for i in range(0, len(gold), 64):
         for g, n in zip(gold[i:i + 64], ner.process_batch([Note(input=g.to_note_in()) for g in gold[i:i + 64]]),
@@ -282,8 +286,9 @@ def aggregate(gold: Sequence[Any], preds: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def eval_sets(threshold: float) -> dict[str, tuple[list[Any], dict[str, list[dict[str, Any]]]]]:
-    """The sets every figure is reported on (none trained on): name -> (gold, the shipped NER's spans)."""
+def eval_sets(threshold: float, quantize: bool = True) -> dict[str, tuple[list[Any], dict[str, list[dict[str, Any]]]]]:
+    """The sets every figure is reported on (none trained on): name -> (gold, the shipped NER's spans; ``quantize``
+    off: on the float32 path)."""
     from processors.evaluation.gold import gold_from_records, load_gold, load_label_map
     from processors.evaluation.lockbox import split
     from processors.synthetic.generator import generate
@@ -293,7 +298,7 @@ def eval_sets(threshold: float) -> dict[str, tuple[list[Any], dict[str, list[dic
             "synthetic": gold_from_records(generate(*SYNTHETIC_EVAL)),
             "presidio_synth_v2": load_gold(DATA / "presidio_synth_v2.jsonl", load_label_map("presidio")),
             "meddocan_dev_design": med_design, "meddocan_dev_lockbox": med_box}
-    return {k: (g, shipped_ner(g, threshold, k)) for k, g in sets.items()}
+    return {k: (g, shipped_ner(g, threshold, k, quantize)) for k, g in sets.items()}
 
 
 DETECT = ("regex", "ner", "dictionary", "recovery")
@@ -322,8 +327,11 @@ def measure(args: argparse.Namespace) -> int:
 
     threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
     options: dict[str, Any] = {"ner": ner_options(threshold)}
-    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold, "sets": {}}
-    cv = json.loads((RESULTS / "decider_cv.json").read_text())
+    if args.decider:
+        options["decide"] = {"model_dir": str(args.decider)}
+    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold, "sets": {},
+                           "decider": str(args.decider) if args.decider else "shipped"}
+    cv = json.loads((Path(args.cv_report) if args.cv_report else RESULTS / "decider_cv.json").read_text())
     out["design_cv"] = {name: next(c for c in cv[name]["corpora"] if c["name"] == "physionet_design")
                         for name in ("with_ner", "no_ner")}
     for name, (gold, stored) in eval_sets(threshold).items():
@@ -334,10 +342,11 @@ def measure(args: argparse.Namespace) -> int:
             "no_ner": aggregate(gold, run(gold, NO_NER, options, stored)),
         }
         if name.startswith("physionet"):
-            row["weekdays_kept"] = aggregate(gold, run(gold, FULL, {**options, "decide": {"weekdays": False}},
+            decide = options.get("decide", {})
+            row["weekdays_kept"] = aggregate(gold, run(gold, FULL, {**options, "decide": {**decide, "weekdays": False}},
                                                        stored))
             row["states_countries_kept"] = aggregate(gold, run(gold, FULL, {**options, "decide": {
-                "states_countries": False}}, stored))
+                **decide, "states_countries": False}}, stored))
             row["institution_type_words_cut"] = aggregate(
                 gold, run(gold, FULL, {**options, "recovery": {"institution_type_words": False}}, stored))
             row["residual_risk"] = risk_auroc(gold, stored, options)
@@ -345,6 +354,46 @@ def measure(args: argparse.Namespace) -> int:
         out["sets"][name] = row
         print(json.dumps({name: {k: (v["precision"], v["recall"], v["fp"], v["fn"]) for k, v in row.items()
                                  if isinstance(v, dict) and "precision" in v}}), flush=True)
+    Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
+def profile(args: argparse.Namespace) -> int:
+    """A detector profile's decision threshold (issue 26): the profile's out-of-fold NER spans of the design notes
+    (``oof --fp32``) scored by fold models trained as the shipped one is, nested CV, recall first; with ``--measure``
+    every set is scored on the profile's numeric path with today's threshold and with the fitted one (the lockbox in
+    aggregate only)."""
+    from processors.decide.model import DEFAULT_MODEL, load
+    from processors.spans import NER_CANDIDATE_THRESHOLD
+    from processors.training.decider import profile_threshold
+
+    threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
+    corpora = training_corpora(args.weight)
+    stored = stored_for(corpora, threshold)
+    header, rows = read_oof(Path(args.profile_oof))
+    if str(threshold) not in {str(t) for t in header["thresholds"]}:
+        raise SystemExit(f"{args.profile_oof} has no spans at NER threshold {threshold} (has {header['thresholds']})")
+    shipped = load(DEFAULT_MODEL)
+    t0 = time.perf_counter()
+    rep = profile_threshold(corpora, {i: r[str(threshold)] for i, r in rows.items()}, shipped.calibration,
+                            stored_ner=stored, options={"ner": ner_options(threshold)},
+                            target_recall=args.target_recall)
+    rep["seconds"] = round(time.perf_counter() - t0, 1)
+    print(json.dumps({"design_cv": {k: rep[k] for k in ("decide_threshold", "nested", "out_of_fold")}}), flush=True)
+    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "profile": args.name, "ner_threshold": threshold,
+                           "profile_oof": args.profile_oof,
+                           "oof_numeric_path": header.get("numeric_path"), "decider": shipped.model_id,
+                           "decider_threshold": shipped.threshold, "design_cv": rep, "sets": {}}
+    if args.measure:
+        options: dict[str, Any] = {"ner": {**ner_options(threshold), "quantize": False}}
+        fitted = {**options, "decide": {"threshold": rep["decide_threshold"]}}
+        for name, (gold, spans) in eval_sets(threshold, quantize=False).items():
+            row = {"candidates": aggregate(gold, run(gold, DETECT, options, spans)),
+                   "today_threshold": aggregate(gold, run(gold, FULL, options, spans)),
+                   "fitted_threshold": aggregate(gold, run(gold, FULL, fitted, spans))}
+            out["sets"][name] = row
+            print(json.dumps({name: {k: (v["precision"], v["recall"], v["fp"], v["fn"]) for k, v in row.items()}}),
+                  flush=True)
     Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
     return 0
 
@@ -417,6 +466,7 @@ def main() -> int:
     o.add_argument("--out", default=None, help=f"default: {OOF.relative_to(REPO)}")
     o.add_argument("--jobs", type=int, default=1, help="folds run in parallel processes")
     o.add_argument("--no-filter", action="store_true", help="keep spans of function words only (then oof-filter)")
+    o.add_argument("--fp32", action="store_true", help="the fold models unquantized (the cpu-fp32 profile's path)")
     f = sub.add_parser("oof-filter")
     f.add_argument("input")
     f.add_argument("out")
@@ -437,6 +487,16 @@ def main() -> int:
     m = sub.add_parser("measure")
     m.add_argument("--ner-threshold", type=float, default=None)
     m.add_argument("-o", "--output", default=str(RESULTS / "decider_quality.json"))
+    m.add_argument("--decider", type=Path, default=None, help="another decision model folder (an experiment)")
+    m.add_argument("--cv-report", default=None, help="its design-CV report (train --report; default: the shipped)")
+    pr = sub.add_parser("profile")
+    pr.add_argument("--profile-oof", required=True, help="the profile's out-of-fold spans (oof --fp32 --out ...)")
+    pr.add_argument("--name", default="cpu-fp32")
+    pr.add_argument("--ner-threshold", type=float, default=None)
+    pr.add_argument("--target-recall", type=float, default=0.975)
+    pr.add_argument("--weight", type=float, default=20.0)
+    pr.add_argument("--measure", action="store_true", help="score every set on the profile's path (lockbox: aggregates)")
+    pr.add_argument("-o", "--output", default=str(RESULTS / "profile_thresholds.json"))
     a = sub.add_parser("ablate")
     a.add_argument("--ner-threshold", type=float, default=None)
     a.add_argument("--target-recall", type=float, default=0.975)
@@ -448,7 +508,8 @@ def main() -> int:
         p.add_argument("--ner-model", type=Path, default=None, help="that NER's model on all design notes")
     args = ap.parse_args()
     OVERRIDE.update(oof=getattr(args, "oof", None), ner_model=getattr(args, "ner_model", None))
-    return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate}[args.cmd](args)
+    return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate,
+            "profile": profile}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -409,6 +409,94 @@ def train_decider(corpora: Sequence[Corpus], out: Any, *, stored_ner: Mapping[st
     return report
 
 
+def profile_threshold(corpora: Sequence[Corpus], profile_stored: Mapping[str, Sequence[Any]], calibration: Any, *,
+                      stored_ner: Mapping[str, Sequence[Any]] | None = None,
+                      steps: Sequence[str] = ("regex", "ner", "dictionary", "recovery"),
+                      options: Mapping[str, Mapping[str, Any]] | None = None, k: int = 5, fold_seed: int = 0,
+                      target_recall: float = DEFAULT_TARGET_RECALL, rounds: int = ROUNDS,
+                      extractor: Extractor | None = None, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The decision threshold of another numeric path of the NER model (a detector profile, issue 26), by the same
+    cross-validation as :func:`train_decider`.
+
+    The shipped decision model is trained on one path's spans (``stored_ner``: cpu-int8's out-of-fold spans of the
+    real notes); another path (cpu-fp32, gpu-fp16) gives other spans and scores (``profile_stored``: its
+    out-of-fold spans of the corpora that choose the threshold). Each outer fold's model trains on the first path's
+    rows of the other folds (as the shipped model does) and scores the profile's rows of the fold; its threshold comes
+    from inner folds scored the same way, so the nested estimate is what the profile runs on notes of unseen patients.
+    The profile's threshold is the one the pooled out-of-fold scores of its rows choose (recall first), as a
+    calibrated probability of the shipped model (``calibration``: its (raw, probability) breakpoints)."""
+    from dictionaries.medical import medical_vocabulary
+    from processors.decide.cues import Cues
+    from processors.evaluation.folds import group_folds
+    from processors.evaluation.lockbox import refuse_lockbox
+
+    if k < 3:
+        raise ValueError("the nested cross-validation needs k >= 3 folds")
+    for c in corpora:
+        refuse_lockbox(c.gold, f"profile threshold on {c.name}")
+    extractor = extractor or Extractor(Cues(), medical_vocabulary())
+    params = {**PARAMS, **(params or {})}
+
+    def tables(stored: Mapping[str, Sequence[Any]] | None, which: Sequence[Corpus]) -> tuple[Table, list[int],
+                                                                                                npt.NDArray[np.float64]]:
+        gold: list[GoldNote] = []
+        detected: list[Note] = []
+        fold_of_note: list[int] = []
+        weight: list[float] = []
+        for c in which:
+            detected += detect(c.gold, steps=steps, options=options, stored_ner=stored)
+            fold = [0] * len(c.gold)
+            for f, idx in enumerate(group_folds(c.gold, k, fold_seed)):
+                for i in idx:
+                    fold[i] = f
+            gold += c.gold
+            fold_of_note += fold
+            weight += [c.weight] * len(c.gold)
+        table = build_table(gold, detected, extractor)
+        return table, fold_of_note, np.asarray(weight)[np.asarray(table.note, dtype=np.int64)]
+
+    base, base_fold, w = tables(stored_ner, corpora)
+    scored = [c for c in corpora if c.choose]
+    prof, prof_fold, _ = tables(profile_stored, scored)
+    x, y = base.x(), np.asarray(base.y, dtype=np.int64)
+    px = prof.x()
+    cand_fold = np.asarray([base_fold[n] for n in base.note], dtype=np.int64)
+    pfold = np.asarray([prof_fold[n] for n in prof.note], dtype=np.int64)
+    tok_fold = np.asarray([prof_fold[n] for n in prof.tokens.note_of_token], dtype=np.int64)
+    phi, skip, _ = prof.tokens.arrays()
+    oof = np.zeros(len(prof.rows))
+    nested = np.full(len(phi), -np.inf)
+    fold_thresholds: list[float] = []
+    for f in range(k):
+        out_c = cand_fold == f
+        held_p = pfold == f
+        model = fit(x[~out_c], y[~out_c], rounds, params, weight=w[~out_c])
+        oof[held_p] = predict(model, px[held_p])
+        inner = np.zeros(len(prof.rows))
+        for g in range(k):
+            if g == f:
+                continue
+            train = ~out_c & (cand_fold != g)
+            inner[pfold == g] = predict(fit(x[train], y[train], rounds, params, weight=w[train]), px[pfold == g])
+        rest = np.flatnonzero(~held_p)
+        t = choose_threshold(token_max(prof, inner[rest], rest), phi, skip, target_recall, mask=tok_fold != f)
+        fold_thresholds.append(t)
+        idx = np.flatnonzero(held_p)
+        best_f = token_max(prof, oof[idx], idx)
+        mask = tok_fold == f
+        nested[mask] = np.where(best_f[mask] >= t, np.inf, -np.inf)
+        logger.info("profile fold %d: threshold %.4f", f, t)
+    best_oof = token_max(prof, oof)
+    threshold_raw = choose_threshold(best_oof, phi, skip, target_recall)
+    xs, ys = calibration
+    return {"folds": k, "fold_seed": fold_seed, "target_recall": target_recall, "rounds": rounds,
+            "threshold_raw": round(threshold_raw, 6), "fold_thresholds_raw": [round(t, 6) for t in fold_thresholds],
+            "decide_threshold": round(float(np.interp(threshold_raw, xs, ys)), 6),
+            "candidates": len(prof.rows), "positives": int(np.sum(prof.y)),
+            "out_of_fold": summary(best_oof, prof, threshold_raw),
+            "nested": summary(nested, prof, 0.0, candidates=best_oof)}
+
+
 def write_card(folder: Any, notes: str = "") -> Any:
     """``MODEL_CARD.md`` of a decision model folder from its ``decider.json`` (data, folds, features, scores, how to
     retrain); ``notes``: more text for the card (the shipped models' measured figures)."""

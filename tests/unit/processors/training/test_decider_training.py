@@ -105,3 +105,37 @@ def test_when_a_decider_is_trained_then_the_step_loads_and_runs_it(tmp_path: Pat
     notes = Pipeline.from_config(config, cache_dir=vocab.cache_dir()).run([g.to_note_in() for g in gold[:5]])
     assert all(n.error is None for n in notes)
     assert sum(len(n.spans) for n in notes) > 0
+
+
+def _stored_from_gold(gold: list[object], score: float, keep_every: int = 1) -> dict[str, list[dict[str, object]]]:
+    """NER spans as a fold model would store them: the gold spans (every ``keep_every``-th) at ``score``."""
+    return {g.id: [{"start": s.start, "end": s.end, "label": str(s.label), "score": score, "source": "ner"}  # type: ignore[attr-defined]
+                   for k, s in enumerate(g.spans) if k % keep_every == 0]  # type: ignore[attr-defined]
+            for g in gold}
+
+
+def test_when_a_profile_gives_the_shipped_path_s_own_spans_then_its_threshold_is_the_shipped_one(
+        tmp_path: Path) -> None:
+    from processors.decide.model import load
+    from processors.synthetic.generator import generate
+    from processors.training.decider import profile_threshold
+
+    gold = gold_from_records(generate(45, 78))
+    corpora = [Corpus("synthetic", gold)]
+    ex = Extractor(Cues(vocab.cache_dir()), medical_vocabulary(vocab.cache_dir()))
+    stored = _stored_from_gold(gold, 0.6)
+    steps = ("regex", "ner", "dictionary", "recovery")
+    report = train_decider(corpora, tmp_path / "m", stored_ner=stored, steps=steps, k=3, rounds=20, extractor=ex)
+    shipped = load(tmp_path / "m")
+    same = profile_threshold(corpora, stored, shipped.calibration, stored_ner=stored, steps=steps, k=3, rounds=20,
+                             extractor=ex)
+    (corpus,) = report["corpora"]
+    # the same spans on both paths: the same cross-validation, so the same nested figures and threshold
+    assert same["nested"] == corpus["nested"]
+    assert same["threshold_raw"] == report["threshold_raw"]
+    assert same["decide_threshold"] == pytest.approx(shipped.threshold, abs=1e-6)
+    # another path's spans (half the names missing, lower scores) are what the profile's figures are about
+    other = profile_threshold(corpora, _stored_from_gold(gold, 0.2, keep_every=2), shipped.calibration,
+                              stored_ner=stored, steps=steps, k=3, rounds=20, extractor=ex)
+    assert other["candidates"] != same["candidates"]
+    assert other["nested"] != same["nested"]
