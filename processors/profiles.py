@@ -10,8 +10,8 @@ step runs on); its name is recorded in the output headers (``deid-profile``) and
 
 The thresholds of all profiles equal the ``cpu-int8`` ones. ``cpu-fp32``'s own decision threshold was fitted on
 the same nested cross-validation (``scripts/decider_cv.py profile``; the fold NER models' float32 out-of-fold spans,
-``processors.training.decider.profile_threshold``): 0.106 against the model's 0.072. The lockbox did not confirm it
-(recall 0.969 -> 0.960, 7 -> 9 missed identifier tokens, for precision 0.794 -> 0.810;
+``processors.training.decider.profile_threshold``): 0.161 against the model's 0.115. The lockbox did not confirm it
+(recall 0.974 -> 0.965, 6 -> 8 missed identifier tokens, for precision 0.789 -> 0.807;
 ``scripts/results/profile_thresholds.json``), so it is not set here; ``gpu-fp16`` shares the float32 path's figures.
 """
 

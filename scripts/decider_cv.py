@@ -333,13 +333,14 @@ def measure(args: argparse.Namespace) -> int:
                            "decider": str(args.decider) if args.decider else "shipped"}
     cv = json.loads((Path(args.cv_report) if args.cv_report else RESULTS / "decider_cv.json").read_text())
     out["design_cv"] = {name: next(c for c in cv[name]["corpora"] if c["name"] == "physionet_design")
-                        for name in ("with_ner", "no_ner")}
+                        for name in ("with_ner", "no_ner") if name in cv}
     for name, (gold, stored) in eval_sets(threshold).items():
         t0 = time.perf_counter()
         row: dict[str, Any] = {
             "candidates": aggregate(gold, run(gold, DETECT, options, stored)),
             "default": aggregate(gold, run(gold, FULL, options, stored)),
-            "no_ner": aggregate(gold, run(gold, NO_NER, options, stored)),
+            # the shipped no-NER model (an experiment's --decider is a with-NER model)
+            "no_ner": aggregate(gold, run(gold, NO_NER, {k: v for k, v in options.items() if k != "decide"}, stored)),
         }
         if name.startswith("physionet"):
             decide = options.get("decide", {})

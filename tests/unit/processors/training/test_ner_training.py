@@ -212,7 +212,9 @@ def test_when_the_tiny_model_tags_held_out_notes_then_offsets_are_exact_and_reca
 ) -> None:
     meta = json.loads((trained["out"] / "deidstream_ner.json").read_text())
     (score,) = meta["scores"]
-    assert score["recall"] >= 0.9 and score["precision"] >= 0.9
+    # scored at the NER step's default cut, the decide step's candidate threshold (0.005, set for recall): an
+    # untrained model's precision there is near zero; this tiny one's was 0.86 (0.95 at the former cut, 0.03)
+    assert score["recall"] >= 0.9 and score["precision"] >= 0.8
 
     from processors.pipeline import BuildContext, Note, build_processor
     from schemas.models import NoteIn
