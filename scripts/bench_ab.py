@@ -24,6 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench_io import emit  # noqa: E402
+
 STEPS = ("regex", "ner", "dictionary", "recovery", "decide", "ensemble")
 
 
@@ -71,11 +73,7 @@ def main() -> None:
         "b_vs_a": round(wall["b"] / wall["a"], 4),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
+    emit(out, args.output)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_io import emit  # noqa: E402
+
 from processors.ner.step import DEFAULT_MODEL_DIR, LoadedModel, decode_spans, load_model, predict  # noqa: E402
 from streams.cli.bench import bench_pipeline, fixed_length_notes  # noqa: E402
 from streams.settings import Settings  # noqa: E402
@@ -220,11 +222,7 @@ def main() -> None:
             k: round(report[k]["notes_per_s"] / report["presidio_default"]["notes_per_s"], 2)
             for k in ("detect_with_ner", "full_with_ner")}
     report["load_avg_end"] = os.getloadavg()[0]
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
+    emit(report, args.output)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench_io import emit  # noqa: E402
+
 
 def one_run(input_path: Path, workers: int, batch_size: int, out_path: Path) -> dict[str, Any]:
     """One ``detect`` run in this process (spans only, written to ``out_path``); its numbers."""
@@ -158,11 +160,7 @@ def main() -> None:
                   "input": args.input.name, "cpus": os.cpu_count(),
                   **step_threads(args.input, [int(t) for t in args.step_threads.split(",")], args.rounds,
                                  args.batch_size)}
-        text = json.dumps(result, indent=2)
-        print(text)
-        if args.output:
-            args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.write_text(text + "\n")
+        emit(result, args.output)
         return
     counts = [int(w) for w in args.workers.split(",")]
     runs = []
@@ -178,11 +176,7 @@ def main() -> None:
         "input": args.input.name, "cpus": os.cpu_count(), "rounds": args.rounds,
         "summary": summarise(runs, counts), "runs": runs,
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
+    emit(result, args.output)
 
 
 if __name__ == "__main__":

@@ -47,13 +47,16 @@ def _span_dict(s: Any) -> dict[str, Any]:
             "source": s.source}
 
 
-#: another NER's files for an experiment (``--oof`` / ``--ner-model`` of train and measure); None: the shipped ones
-OVERRIDE: dict[str, Path | None] = {"oof": None, "ner_model": None}
+#: another NER's files for an experiment (``--oof`` / ``--ner-model`` of train and measure); None: the shipped ones.
+#: ``fp32`` (``--fp32``): the NER model unquantized, the cpu-fp32 / gpu-fp16 profiles' path, with its own
+#: out-of-fold spans (``OOF_FP32``)
+OVERRIDE: dict[str, Any] = {"oof": None, "ner_model": None, "fp32": False}
+OOF_FP32 = REPO / "scripts/data/ner_oof_physionet_design_fp32.jsonl.gz"
 
 
 def read_oof(path: Path | None = None) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """(header, note id -> NER spans) of the out-of-fold file."""
-    path = path or OVERRIDE["oof"] or OOF
+    path = path or OVERRIDE["oof"] or (OOF_FP32 if OVERRIDE["fp32"] else OOF)
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         header = json.loads(fh.readline())
         spans = {}
@@ -168,7 +171,9 @@ def stored_at(threshold: float) -> dict[str, list[dict[str, Any]]]:
 
 
 def ner_options(threshold: float) -> dict[str, Any]:
-    extra = {"model_dir": str(OVERRIDE["ner_model"])} if OVERRIDE["ner_model"] else {}
+    extra: dict[str, Any] = {"model_dir": str(OVERRIDE["ner_model"])} if OVERRIDE["ner_model"] else {}
+    if OVERRIDE["fp32"]:
+        extra["quantize"] = False
     return {"token_threshold": threshold, "min_score": threshold, **extra}
 
 
@@ -187,11 +192,13 @@ def training_corpora(weight: float = 20.0) -> list[Any]:
             Corpus("meddocan_train", meddocan, False)]
 
 
-def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool = True,
+def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool | None = None,
                 ) -> dict[str, list[dict[str, Any]]]:
     """The shipped NER model's spans on ``gold`` (note id -> spans), cached in .gpu/ner_cache by the model's hash,
     the threshold and the numeric path (git-ignored; remade in a minute or two). ``quantize`` off: float32, the
-    cpu-fp32 profile's path."""
+    cpu-fp32 profile's path (default: off under ``--fp32``)."""
+    if quantize is None:
+        quantize = not OVERRIDE["fp32"]
     import hashlib
 
     from processors.ner.step import DEFAULT_MODEL_DIR
@@ -236,7 +243,8 @@ def train(args: argparse.Namespace) -> int:
     threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
     corpora = [c for c in training_corpora(args.weight) if c.name in args.corpora.split(",")]
     stored = stored_for(corpora, threshold) if args.which != "no_ner" else None
-    report: dict[str, Any] = {"ner_threshold": threshold}
+    report: dict[str, Any] = {"ner_threshold": threshold, "fp32": OVERRIDE["fp32"]}
+    oof_path = Path(OVERRIDE["oof"] or (OOF_FP32 if OVERRIDE["fp32"] else OOF)).resolve()
     for name, out, steps in (("with_ner", Path(args.out or DEFAULT_MODEL), ("regex", "ner", "dictionary", "recovery")),
                              ("no_ner", Path(args.out_no_ner or NO_NER_MODEL), ("regex", "dictionary", "recovery"))):
         if args.which and name != args.which:
@@ -246,8 +254,9 @@ def train(args: argparse.Namespace) -> int:
                 "command": " ".join(["scripts/decider_cv.py", *sys.argv[1:]]),
                 "data": [{"name": c.name, "notes": len(c.gold), "chooses_threshold": c.choose} for c in corpora],
                 "ner_threshold": threshold if "ner" in steps else None,
-                "ner_spans": f"{OOF.relative_to(REPO)} (out-of-fold) for the PhysioNet design notes; the shipped "
-                             "model for the others"}
+                "ner_spans": f"{oof_path.relative_to(REPO) if oof_path.is_relative_to(REPO) else oof_path} "
+                             "(out-of-fold) for the PhysioNet design notes; the shipped model for the others"
+                             + (" (NER unquantized: float32)" if OVERRIDE["fp32"] else "")}
         rep = train_decider(corpora, out, stored_ner=stored, steps=steps, options={"ner": ner_options(threshold)},
                             target_recall=args.target_recall, rounds=args.rounds, meta=meta,
                             params=json.loads(args.params) if args.params else None)
@@ -286,7 +295,8 @@ def aggregate(gold: Sequence[Any], preds: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def eval_sets(threshold: float, quantize: bool = True) -> dict[str, tuple[list[Any], dict[str, list[dict[str, Any]]]]]:
+def eval_sets(threshold: float, quantize: bool | None = None,
+              ) -> dict[str, tuple[list[Any], dict[str, list[dict[str, Any]]]]]:
     """The sets every figure is reported on (none trained on): name -> (gold, the shipped NER's spans; ``quantize``
     off: on the float32 path)."""
     from processors.evaluation.gold import gold_from_records, load_gold, load_label_map
@@ -505,10 +515,13 @@ def main() -> int:
     a.add_argument("--direct", action="store_true", help="keep the shipped decision model (no retraining)")
     a.add_argument("-o", "--output", default=str(RESULTS / "decider_ablation.json"))
     for p in (t, m):
+        p.add_argument("--fp32", action="store_true",
+                       help="the NER unquantized (the cpu-fp32 / gpu-fp16 path) and its out-of-fold spans")
         p.add_argument("--oof", type=Path, default=None, help="another NER's out-of-fold file (an experiment)")
         p.add_argument("--ner-model", type=Path, default=None, help="that NER's model on all design notes")
     args = ap.parse_args()
-    OVERRIDE.update(oof=getattr(args, "oof", None), ner_model=getattr(args, "ner_model", None))
+    OVERRIDE.update(oof=getattr(args, "oof", None), ner_model=getattr(args, "ner_model", None),
+                    fp32=getattr(args, "fp32", False))
     return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate,
             "profile": profile}[args.cmd](args)
 

@@ -204,37 +204,48 @@ class CVResult:
 def cross_validate(table: Table, fold_of_note: Sequence[int], k: int, target_recall: float,
                    scored_notes: npt.NDArray[np.bool_], rounds: int = ROUNDS,
                    weight: npt.NDArray[np.float64] | None = None,
-                   params: Mapping[str, Any] | None = None) -> CVResult:
+                   params: Mapping[str, Any] | None = None, *, scored: Table | None = None,
+                   scored_fold_of_note: Sequence[int] | None = None) -> CVResult:
     """Out-of-fold scores and the nested estimate (see the module docstring). ``fold_of_note``: each note's fold;
-    ``scored_notes``: the notes whose tokens choose thresholds (the real notes; the other corpora train only)."""
+    ``scored_notes``: the notes whose tokens choose thresholds (the real notes; the other corpora train only).
+
+    ``scored`` (with ``scored_fold_of_note``): the fold models train on ``table`` but score this other table's rows
+    (the same notes' candidates from another numeric path of the NER: :func:`profile_threshold`); every one of its
+    notes chooses thresholds. The scores and the nested estimate are then that table's."""
     x = table.x()
     y = np.asarray(table.y, dtype=np.int64)
     w = np.ones(len(y)) if weight is None else weight
     cand_fold = np.asarray([fold_of_note[n] for n in table.note], dtype=np.int64)
-    tok_fold = np.asarray([fold_of_note[n] for n in table.tokens.note_of_token], dtype=np.int64)
-    tok_scored = scored_notes[np.asarray(table.tokens.note_of_token, dtype=np.int64)]
-    phi, skip, _ = table.tokens.arrays()
-    oof = np.zeros(len(y))
+    out_table = table if scored is None else scored
+    out_folds = fold_of_note if scored_fold_of_note is None else scored_fold_of_note
+    sx = x if scored is None else scored.x()
+    score_fold = np.asarray([out_folds[n] for n in out_table.note], dtype=np.int64)
+    tok_note = np.asarray(out_table.tokens.note_of_token, dtype=np.int64)
+    tok_fold = np.asarray([out_folds[n] for n in tok_note], dtype=np.int64)
+    tok_scored = scored_notes[tok_note] if scored is None else np.ones(len(tok_note), dtype=bool)
+    phi, skip, _ = out_table.tokens.arrays()
+    oof = np.zeros(len(out_table.rows))
     nested = np.full(len(phi), -np.inf)
     thresholds: list[float] = []
     for f in range(k):
         out_c = cand_fold == f
+        held_out = score_fold == f
         model = fit(x[~out_c], y[~out_c], rounds, params, weight=w[~out_c])
-        oof[out_c] = predict(model, x[out_c])
+        oof[held_out] = predict(model, sx[held_out])
         # the threshold of this outer fold: from inner folds over the other folds only
-        inner = np.zeros(len(y))
+        inner = np.zeros(len(out_table.rows))
         for g in range(k):
             if g == f:
                 continue
-            held = cand_fold == g
-            train = ~out_c & ~held
-            inner[held] = predict(fit(x[train], y[train], rounds, params, weight=w[train]), x[held])
-        rest = np.flatnonzero(~out_c)
-        best_inner = token_max(table, inner[rest], rest)
+            train = ~out_c & (cand_fold != g)
+            inner[score_fold == g] = predict(fit(x[train], y[train], rounds, params, weight=w[train]),
+                                             sx[score_fold == g])
+        rest = np.flatnonzero(~held_out)
+        best_inner = token_max(out_table, inner[rest], rest)
         t = choose_threshold(best_inner, phi, skip, target_recall, mask=(tok_fold != f) & tok_scored)
         thresholds.append(t)
-        fold_c = np.flatnonzero(out_c)
-        best_f = token_max(table, oof[fold_c], fold_c)
+        fold_c = np.flatnonzero(held_out)
+        best_f = token_max(out_table, oof[fold_c], fold_c)
         mask = tok_fold == f
         nested[mask] = np.where(best_f[mask] >= t, np.inf, -np.inf)
         logger.info("decider fold %d: threshold %.4f", f, t)
@@ -456,36 +467,11 @@ def profile_threshold(corpora: Sequence[Corpus], profile_stored: Mapping[str, Se
         return table, fold_of_note, np.asarray(weight)[np.asarray(table.note, dtype=np.int64)]
 
     base, base_fold, w = tables(stored_ner, corpora)
-    scored = [c for c in corpora if c.choose]
-    prof, prof_fold, _ = tables(profile_stored, scored)
-    x, y = base.x(), np.asarray(base.y, dtype=np.int64)
-    px = prof.x()
-    cand_fold = np.asarray([base_fold[n] for n in base.note], dtype=np.int64)
-    pfold = np.asarray([prof_fold[n] for n in prof.note], dtype=np.int64)
-    tok_fold = np.asarray([prof_fold[n] for n in prof.tokens.note_of_token], dtype=np.int64)
+    prof, prof_fold, _ = tables(profile_stored, [c for c in corpora if c.choose])
+    cv = cross_validate(base, base_fold, k, target_recall, np.zeros(0, dtype=bool), rounds, w, params, scored=prof,
+                        scored_fold_of_note=prof_fold)
     phi, skip, _ = prof.tokens.arrays()
-    oof = np.zeros(len(prof.rows))
-    nested = np.full(len(phi), -np.inf)
-    fold_thresholds: list[float] = []
-    for f in range(k):
-        out_c = cand_fold == f
-        held_p = pfold == f
-        model = fit(x[~out_c], y[~out_c], rounds, params, weight=w[~out_c])
-        oof[held_p] = predict(model, px[held_p])
-        inner = np.zeros(len(prof.rows))
-        for g in range(k):
-            if g == f:
-                continue
-            train = ~out_c & (cand_fold != g)
-            inner[pfold == g] = predict(fit(x[train], y[train], rounds, params, weight=w[train]), px[pfold == g])
-        rest = np.flatnonzero(~held_p)
-        t = choose_threshold(token_max(prof, inner[rest], rest), phi, skip, target_recall, mask=tok_fold != f)
-        fold_thresholds.append(t)
-        idx = np.flatnonzero(held_p)
-        best_f = token_max(prof, oof[idx], idx)
-        mask = tok_fold == f
-        nested[mask] = np.where(best_f[mask] >= t, np.inf, -np.inf)
-        logger.info("profile fold %d: threshold %.4f", f, t)
+    oof, nested, fold_thresholds = cv.oof, cv.nested_best, cv.thresholds
     best_oof = token_max(prof, oof)
     threshold_raw = choose_threshold(best_oof, phi, skip, target_recall)
     xs, ys = calibration
