@@ -31,7 +31,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 JARGON_FILE = Path(__file__).with_name("data") / "clinical_jargon.txt"
@@ -111,6 +111,11 @@ def clinical_texts() -> Iterator[str]:
                 yield line[6:].strip()
 
 
+#: how many words :meth:`ClinicalWords.reason` remembers before it starts over (a stream's words are unbounded)
+_MEMO_WORDS = 1 << 16
+_UNSEEN = object()
+
+
 @dataclass(frozen=True)
 class ClinicalWords:
     """The clinical-word filter (see module docstring). ``medical`` maps a word to its medical-vocabulary
@@ -121,9 +126,21 @@ class ClinicalWords:
     capital: Counter[str]
     medical: Callable[[str], tuple[str, bool] | None]
     name_like: Callable[[str], bool]
+    #: :meth:`reason` per word asked (cleared when it reaches ``_MEMO_WORDS``)
+    _memo: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def reason(self, word: str) -> str | None:
-        """Why ``word`` (one word, any case) is a clinical word, or None."""
+        """Why ``word`` (one word, any case) is a clinical word, or None (remembered per word: the decide step asks
+        it for every word of every candidate, and a note's words repeat)."""
+        memo = self._memo
+        found = memo.get(word, _UNSEEN)
+        if found is _UNSEEN:
+            if len(memo) >= _MEMO_WORDS:
+                memo.clear()
+            found = memo[word] = self._reason(word)
+        return found  # type: ignore[return-value]
+
+    def _reason(self, word: str) -> str | None:
         w = word.lower().strip(".'")
         if w in self.jargon or (len(w) > 2 and w.endswith("s") and w[:-1] in self.jargon):
             return "jargon"
