@@ -341,6 +341,35 @@ class Corpus:
     weight: float = 1.0
 
 
+def corpora_table(corpora: Sequence[Corpus], extractor: Extractor, *,
+                  stored_ner: Mapping[str, Sequence[Any]] | None = None,
+                  steps: Sequence[str] = ("regex", "ner", "dictionary", "recovery"),
+                  options: Mapping[str, Mapping[str, Any]] | None = None, k: int = 5, fold_seed: int = 0,
+                  ) -> tuple[Table, list[int], list[int], npt.NDArray[np.float64]]:
+    """The candidates' table of every note of ``corpora`` after the detectors (NER spans from ``stored_ner`` where a
+    note has them), each note's fold (folds by patient within its corpus), each note's corpus (its index) and each
+    candidate row's weight (its corpus's)."""
+    from processors.evaluation.folds import group_folds
+
+    gold: list[GoldNote] = []
+    detected: list[Note] = []
+    fold_of_note: list[int] = []
+    corpus_of_note: list[int] = []
+    for ci, c in enumerate(corpora):
+        detected += detect(c.gold, steps=steps, options=options, stored_ner=stored_ner)
+        fold = [0] * len(c.gold)
+        for f, idx in enumerate(group_folds(c.gold, k, fold_seed)):
+            for i in idx:
+                fold[i] = f
+        gold += c.gold
+        fold_of_note += fold
+        corpus_of_note += [ci] * len(c.gold)
+        logger.info("decider: %s, %d notes", c.name, len(c.gold))
+    table = build_table(gold, detected, extractor)
+    note_weight = np.asarray([corpora[c].weight for c in corpus_of_note], dtype=np.float64)
+    return table, fold_of_note, corpus_of_note, note_weight[np.asarray(table.note, dtype=np.int64)]
+
+
 def train_decider(corpora: Sequence[Corpus], out: Any, *, stored_ner: Mapping[str, Sequence[Any]] | None = None,
                   steps: Sequence[str] = ("regex", "ner", "dictionary", "recovery"),
                   options: Mapping[str, Mapping[str, Any]] | None = None, k: int = 5, fold_seed: int = 0,
@@ -354,7 +383,6 @@ def train_decider(corpora: Sequence[Corpus], out: Any, *, stored_ner: Mapping[st
     from dictionaries.medical import medical_vocabulary
     from processors.decide import model as decider_model
     from processors.decide.cues import Cues
-    from processors.evaluation.folds import group_folds
     from processors.evaluation.lockbox import refuse_lockbox
 
     if k < 3:
@@ -364,28 +392,9 @@ def train_decider(corpora: Sequence[Corpus], out: Any, *, stored_ner: Mapping[st
     if not any(c.choose for c in corpora):
         raise ValueError("no corpus chooses the threshold")
     extractor = extractor or Extractor(Cues(), medical_vocabulary())
-    gold: list[GoldNote] = []
-    detected: list[Note] = []
-    fold_of_note: list[int] = []
-    choose: list[bool] = []
-    corpus_of_note: list[int] = []
-    for ci, c in enumerate(corpora):
-        notes = detect(c.gold, steps=steps, options=options, stored_ner=stored_ner)
-        folds = group_folds(c.gold, k, fold_seed)
-        fold = [0] * len(c.gold)
-        for f, idx in enumerate(folds):
-            for i in idx:
-                fold[i] = f
-        gold += c.gold
-        detected += notes
-        fold_of_note += fold
-        choose += [c.choose] * len(c.gold)
-        corpus_of_note += [ci] * len(c.gold)
-        logger.info("decider: %s, %d notes", c.name, len(c.gold))
-    table = build_table(gold, detected, extractor)
-    scored = np.asarray(choose, dtype=bool)
-    note_weight = np.asarray([corpora[c].weight for c in corpus_of_note], dtype=np.float64)
-    weight = note_weight[np.asarray(table.note, dtype=np.int64)]
+    table, fold_of_note, corpus_of_note, weight = corpora_table(corpora, extractor, stored_ner=stored_ner,
+                                                                steps=steps, options=options, k=k, fold_seed=fold_seed)
+    scored = np.asarray([corpora[c].choose for c in corpus_of_note], dtype=bool)
     params = {**PARAMS, **(params or {})}
     cv = cross_validate(table, fold_of_note, k, target_recall, scored, rounds, weight, params)
     phi, skip, _ = table.tokens.arrays()
@@ -438,7 +447,6 @@ def profile_threshold(corpora: Sequence[Corpus], profile_stored: Mapping[str, Se
     calibrated probability of the shipped model (``calibration``: its (raw, probability) breakpoints)."""
     from dictionaries.medical import medical_vocabulary
     from processors.decide.cues import Cues
-    from processors.evaluation.folds import group_folds
     from processors.evaluation.lockbox import refuse_lockbox
 
     if k < 3:
@@ -448,26 +456,10 @@ def profile_threshold(corpora: Sequence[Corpus], profile_stored: Mapping[str, Se
     extractor = extractor or Extractor(Cues(), medical_vocabulary())
     params = {**PARAMS, **(params or {})}
 
-    def tables(stored: Mapping[str, Sequence[Any]] | None, which: Sequence[Corpus]) -> tuple[Table, list[int],
-                                                                                                npt.NDArray[np.float64]]:
-        gold: list[GoldNote] = []
-        detected: list[Note] = []
-        fold_of_note: list[int] = []
-        weight: list[float] = []
-        for c in which:
-            detected += detect(c.gold, steps=steps, options=options, stored_ner=stored)
-            fold = [0] * len(c.gold)
-            for f, idx in enumerate(group_folds(c.gold, k, fold_seed)):
-                for i in idx:
-                    fold[i] = f
-            gold += c.gold
-            fold_of_note += fold
-            weight += [c.weight] * len(c.gold)
-        table = build_table(gold, detected, extractor)
-        return table, fold_of_note, np.asarray(weight)[np.asarray(table.note, dtype=np.int64)]
-
-    base, base_fold, w = tables(stored_ner, corpora)
-    prof, prof_fold, _ = tables(profile_stored, [c for c in corpora if c.choose])
+    base, base_fold, _, w = corpora_table(corpora, extractor, stored_ner=stored_ner, steps=steps, options=options,
+                                          k=k, fold_seed=fold_seed)
+    prof, prof_fold, _, _ = corpora_table([c for c in corpora if c.choose], extractor, stored_ner=profile_stored,
+                                       steps=steps, options=options, k=k, fold_seed=fold_seed)
     cv = cross_validate(base, base_fold, k, target_recall, np.zeros(0, dtype=bool), rounds, w, params, scored=prof,
                         scored_fold_of_note=prof_fold)
     phi, skip, _ = prof.tokens.arrays()
