@@ -517,12 +517,12 @@ def _line_runs(text: str, line_start: int, line_end: int) -> list[tuple[int, int
 #: a long text's line runs, found once per line (``text`` is hashed once per string object): a note without line
 #: breaks is one line, and finding its runs per span made the measurement test quadratic in its length; a long note
 #: thick with identifiers asks for the same line's runs for each of its spans
-_long_line_runs = functools.lru_cache(maxsize=16)(_line_runs)
+_memo_line_runs = functools.lru_cache(maxsize=16)(_line_runs)
 
 
 def _run_around(text: str, line_start: int, line_end: int, start: int, end: int) -> tuple[int, int] | None:
     """The extent of the value runs of the line ``text[line_start:line_end]`` that overlap ``text[start:end]``."""
-    runs = (_long_line_runs if len(text) >= LONG_LINE else _line_runs)(text, line_start, line_end)
+    runs = (_memo_line_runs if len(text) >= LONG_LINE else _line_runs)(text, line_start, line_end)
     lo: int | None = None
     hi = end
     # the runs do not overlap: their ends rise with their starts, so the first that ends after ``start`` is bisected

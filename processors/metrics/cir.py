@@ -211,8 +211,6 @@ def align_tokens_by_blocks(src: Sequence[tuple[int, int]], dst: Sequence[tuple[i
     pi, pj = -1, -1
     for i, j in [*anchors, (len(src), len(dst))]:
         if i - pi > 1 or j - pj > 1:
-            if j <= pj:
-                return None
             ops.extend((tag, s0 + pi + 1, s1 + pi + 1, d0 + pj + 1, d1 + pj + 1)
                        for tag, s0, s1, d0, d1 in align_tokens(src_words[pi + 1:i], dst_words[pj + 1:j]))
         if i < len(src):
