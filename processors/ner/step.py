@@ -262,7 +262,14 @@ def decode_spans(
         cls = int(same[int(np.argmax(mass[same]))])  # the first class of the largest mass, as max() picks
         raw.append((int(offsets[members[0], 0]), int(offsets[members[-1], 1]), cls,
                     float(p_entity[members].mean())))
+    return spans_from_runs(text, raw, index, min_score=min_score, source=source)
 
+
+def spans_from_runs(text: str, raw: Sequence[tuple[int, int, int, float]], index: TagIndex, *,
+                    min_score: float = 0.0, source: str = "ner") -> list[Span]:
+    """Spans from the runs of entity pieces ``(start, end, class, score)`` in text order: widened to whole words
+    and trimmed, runs that widening joined merged (the first class, the higher score), those under ``min_score``
+    dropped."""
     merged: list[tuple[int, int, int, float]] = []
     for start, end, c, score in raw:
         start, end = _trim(text, *_widen(text, start, end))

@@ -1,6 +1,7 @@
 """The vectorised decoding (:func:`processors.ner.step.decode_spans`) against the per-piece loop it replaced.
 
-``reference_decode`` is the loop as it was (one Python step per word piece); on random texts, offsets and
+``reference_decode`` is the grouping loop as it was (one Python step per word piece; the runs it finds become spans
+through the same :func:`~processors.ner.step.spans_from_runs` as the step's); on random texts, offsets and
 probabilities built to hit every branch (empty pieces, glued pieces inside words, B over I, label changes,
 mixed subtypes, thresholds) both must give the same spans, scores included."""
 
@@ -11,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from processors.ner.step import TagIndex, _char_kind, _trim, _widen, bio_tags, decode_spans, parse_class
+from processors.ner.step import TagIndex, _char_kind, bio_tags, decode_spans, parse_class, spans_from_runs
 from schemas.models import Span
 
 CLASSES = ["NAME/PATIENT", "NAME/PROVIDER", "NAME/RELATIVE", "DATE", "ID", "LOCATION"]
@@ -63,24 +64,7 @@ def reference_decode(text: str, offsets: np.ndarray, probs: np.ndarray, index: T
             close()
         members.append(i)
     close()
-    merged: list[tuple[int, int, int, float]] = []
-    for start, end, c, score in raw:
-        start, end = _trim(text, *_widen(text, start, end))
-        if end <= start:
-            continue
-        if merged and start < merged[-1][1]:
-            ps, pe, pc, psc = merged[-1]
-            merged[-1] = (ps, max(pe, end), pc, max(psc, score))
-        else:
-            merged.append((start, end, c, score))
-    out = []
-    for start, end, c, score in merged:
-        if score < min_score:
-            continue
-        label, subtype = parse_class(index.classes[c])
-        out.append(Span(start=start, end=end, label=label, subtype=subtype,
-                        score=min(1.0, max(0.0, round(score, 6))), source=source))
-    return out
+    return spans_from_runs(text, raw, index, min_score=min_score, source=source)
 
 
 def random_case(rng: random.Random) -> tuple[str, np.ndarray, np.ndarray]:
