@@ -234,23 +234,29 @@ def _piece_groups(
     return [ent[a:b] for a, b in zip(starts, ends, strict=True)]
 
 
+def piece_scores(probs: FloatArray, index: TagIndex, token_threshold: float,
+                 ) -> tuple[FloatArray, IntArray, FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Per piece: each class's probability (B + I), the best class, the probability of any entity ("is this PHI",
+    whatever the class: the ensemble's question), whether that reaches ``token_threshold``, and whether the best
+    class begins there (its B over its I)."""
+    p_begin = probs[:, list(index.begin)]
+    p_inside = probs[:, list(index.inside)]
+    p_class = p_begin + p_inside
+    best = p_class.argmax(axis=1)
+    rows = np.arange(len(probs))
+    p_entity = 1.0 - probs[:, index.outside]
+    return p_class, best, p_entity, p_entity >= token_threshold, p_begin[rows, best] > p_inside[rows, best]
+
+
 def decode_spans(
     text: str, offsets: IntArray, probs: FloatArray, index: TagIndex, *,
     token_threshold: float = 0.5, min_score: float = 0.0, source: str = "ner",
 ) -> list[Span]:
     """Spans from per-piece tag probabilities (see module docstring, step 4). ``offsets`` is (n, 2) char
     offsets into ``text``; ``probs`` is (n, n_tags)."""
-    n = len(offsets)
-    if n == 0:
+    if len(offsets) == 0:
         return []
-    p_begin = probs[:, list(index.begin)]
-    p_inside = probs[:, list(index.inside)]
-    p_class = p_begin + p_inside
-    best = p_class.argmax(axis=1)
-    rows = np.arange(n)
-    p_entity = 1.0 - probs[:, index.outside]  # "is this PHI", whatever the class: the ensemble's question
-    is_entity = p_entity >= token_threshold
-    begins = p_begin[rows, best] > p_inside[rows, best]
+    p_class, best, p_entity, is_entity, begins = piece_scores(probs, index, token_threshold)
 
     # classes of one label (NAME/PATIENT, NAME/PROVIDER) continue each other: a name is one span even when
     # the model hesitates over the role of its parts; the span's class is the one with the most mass

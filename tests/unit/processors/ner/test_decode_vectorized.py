@@ -12,7 +12,15 @@ import random
 import numpy as np
 import pytest
 
-from processors.ner.step import TagIndex, _char_kind, bio_tags, decode_spans, parse_class, spans_from_runs
+from processors.ner.step import (
+    TagIndex,
+    _char_kind,
+    bio_tags,
+    decode_spans,
+    parse_class,
+    piece_scores,
+    spans_from_runs,
+)
 from schemas.models import Span
 
 CLASSES = ["NAME/PATIENT", "NAME/PROVIDER", "NAME/RELATIVE", "DATE", "ID", "LOCATION"]
@@ -24,14 +32,7 @@ def reference_decode(text: str, offsets: np.ndarray, probs: np.ndarray, index: T
     n = len(offsets)
     if n == 0:
         return []
-    p_begin = probs[:, list(index.begin)]
-    p_inside = probs[:, list(index.inside)]
-    p_class = p_begin + p_inside
-    best = p_class.argmax(axis=1)
-    rows = np.arange(n)
-    p_entity = 1.0 - probs[:, index.outside]
-    is_entity = p_entity >= token_threshold
-    begins = p_begin[rows, best] > p_inside[rows, best]
+    p_class, best, p_entity, is_entity, begins = piece_scores(probs, index, token_threshold)
     label_of = [str(parse_class(c)[0]) for c in index.classes]
     raw: list[tuple[int, int, int, float]] = []
     members: list[int] = []
