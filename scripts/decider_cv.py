@@ -211,18 +211,74 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool
             cached = {r["id"]: r["spans"] for r in map(json.loads, fh)}
         if all(g.id in cached for g in gold):
             return cached
-    from processors.pipeline import BuildContext, Note, build_processor
-
-    ner = build_processor("ner", {**ner_options(threshold), "quantize": quantize}, BuildContext())
-    out: dict[str, list[dict[str, Any]]] = {}
-    for i in range(0, len(gold), 64):
-        for g, n in zip(gold[i:i + 64], ner.process_batch([Note(input=g.to_note_in()) for g in gold[i:i + 64]]),
-                        strict=True):
-            out[g.id] = [_span_dict(s) for s in n.spans]
+    out = ner_spans([(g.id, g.to_note_in()) for g in gold], {**ner_options(threshold), "quantize": quantize})
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt", encoding="utf-8") as fh:
         for k, v in out.items():
             fh.write(json.dumps({"id": k, "spans": v}) + "\n")
+    return out
+
+
+def ner_spans(notes: Sequence[tuple[str, Any]], options: Mapping[str, Any], batch: int = 64,
+              ) -> dict[str, list[dict[str, Any]]]:
+    """The NER step's spans (``options``: the step's) on ``notes`` (id, NoteIn), in batches of ``batch`` notes: id ->
+    spans as dicts. Shared by the CPU cache above and the GPU run (``scripts/gpu_spans.py``)."""
+    from processors.pipeline import BuildContext, Note, build_processor
+
+    ner = build_processor("ner", dict(options), BuildContext())
+    out: dict[str, list[dict[str, Any]]] = {}
+    for i in range(0, len(notes), batch):
+        chunk = notes[i:i + batch]
+        for (key, _), n in zip(chunk, ner.process_batch([Note(input=note) for _, note in chunk]), strict=True):
+            out[key] = [_span_dict(s) for s in n.spans]
+    return out
+
+
+def read_gpu_spans(path: Path, threshold: float, dtype: str = "float16") -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The GPU run's spans (``scripts/gpu_spans.py``): set -> note id -> spans of the shipped NER at ``threshold`` in
+    ``dtype``. Refuses a file of another model or threshold."""
+    import hashlib
+
+    from processors.ner.step import DEFAULT_MODEL_DIR
+
+    digest = hashlib.sha256((DEFAULT_MODEL_DIR / "model.safetensors").read_bytes()).hexdigest()
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        header = json.loads(next(fh))
+        if header.get("model_sha256") != digest or float(header.get("threshold", -1)) != threshold:
+            raise SystemExit(f"{path}: spans of another NER model or threshold (file: {header.get('threshold')}, "
+                             f"asked: {threshold}); run scripts/gpu_spans.py on a GPU again")
+        for r in map(json.loads, fh):
+            if r["dtype"] == dtype:
+                out.setdefault(r["set"], {})[r["id"]] = r["spans"]
+    if not out:
+        raise SystemExit(f"{path}: no spans in {dtype}")
+    return out
+
+
+def span_agreement(gpu_spans: Path, threshold: float) -> dict[str, dict[str, int]]:
+    """How many of the NER's spans (start, end, label) two numeric paths share, over every eval set: the GPU run's
+    float16 and float32 against the CPU's float32 and int8 (counts only)."""
+    golds = eval_golds()
+    paths = {"gpu-fp16": read_gpu_spans(gpu_spans, threshold, "float16"),
+             "gpu-fp32": read_gpu_spans(gpu_spans, threshold, "float32"),
+             "cpu-fp32": {k: shipped_ner(g, threshold, k, False) for k, g in golds.items()},
+             "cpu-int8": {k: shipped_ner(g, threshold, k, True) for k, g in golds.items()}}
+
+    def spans(path: str, name: str, note_id: str) -> set[tuple[int, int, str]]:
+        return {(x["start"], x["end"], x["label"]) for x in paths[path][name][note_id]}
+
+    out: dict[str, dict[str, int]] = {}
+    for a, b in (("gpu-fp16", "gpu-fp32"), ("gpu-fp16", "cpu-fp32"), ("gpu-fp32", "cpu-fp32"),
+                 ("gpu-fp16", "cpu-int8"), ("cpu-fp32", "cpu-int8")):
+        row = {"identical": 0, a: 0, b: 0}
+        for name, gold in golds.items():
+            for g in gold:
+                x, y = spans(a, name, g.id), spans(b, name, g.id)
+                row["identical"] += len(x & y)
+                row[a] += len(x)
+                row[b] += len(y)
+        out[f"{a} vs {b}"] = row
     return out
 
 
@@ -295,20 +351,31 @@ def aggregate(gold: Sequence[Any], preds: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def eval_sets(threshold: float, quantize: bool | None = None,
-              ) -> dict[str, tuple[list[Any], dict[str, list[dict[str, Any]]]]]:
-    """The sets every figure is reported on (none trained on): name -> (gold, the shipped NER's spans; ``quantize``
-    off: on the float32 path)."""
+def eval_golds() -> dict[str, list[Any]]:
+    """The sets every figure is reported on (none trained on): name -> gold."""
     from processors.evaluation.gold import gold_from_records, load_gold, load_label_map
     from processors.evaluation.lockbox import split
     from processors.synthetic.generator import generate
 
     med_design, med_box = split(load_gold(DATA / "meddocan_dev.jsonl", load_label_map("meddocan")))
-    sets = {"physionet_lockbox": lockbox_gold(),
+    return {"physionet_lockbox": lockbox_gold(),
             "synthetic": gold_from_records(generate(*SYNTHETIC_EVAL)),
             "presidio_synth_v2": load_gold(DATA / "presidio_synth_v2.jsonl", load_label_map("presidio")),
             "meddocan_dev_design": med_design, "meddocan_dev_lockbox": med_box}
-    return {k: (g, shipped_ner(g, threshold, k, quantize)) for k, g in sets.items()}
+
+
+def eval_sets(threshold: float, quantize: bool | None = None, gpu_spans: Path | None = None,
+              ) -> dict[str, tuple[list[Any], dict[str, list[dict[str, Any]]]]]:
+    """:func:`eval_golds` with the shipped NER's spans: name -> (gold, spans); ``quantize`` off: on the CPU's float32
+    path; ``gpu_spans``: the GPU run's float16 spans (``scripts/gpu_spans.py``)."""
+    golds = eval_golds()
+    if gpu_spans is not None:
+        spans = read_gpu_spans(gpu_spans, threshold)
+        missing = [k for k, g in golds.items() if any(x.id not in spans.get(k, {}) for x in g)]
+        if missing:
+            raise SystemExit(f"{gpu_spans}: notes of {missing} have no spans; pack and run again")
+        return {k: (g, spans[k]) for k, g in golds.items()}
+    return {k: (g, shipped_ner(g, threshold, k, quantize)) for k, g in golds.items()}
 
 
 DETECT = ("regex", "ner", "dictionary", "recovery")
@@ -344,7 +411,12 @@ def measure(args: argparse.Namespace) -> int:
     cv = json.loads((Path(args.cv_report) if args.cv_report else RESULTS / "decider_cv.json").read_text())
     out["design_cv"] = {name: next(c for c in cv[name]["corpora"] if c["name"] == "physionet_design")
                         for name in ("with_ner", "no_ner") if name in cv}
-    for name, (gold, stored) in eval_sets(threshold).items():
+    if args.gpu_spans:
+        out["numeric_path"] = "gpu float16 (profile gpu-fp16): the NER spans of the GPU run, scripts/gpu_spans.py"
+        out["gpu_spans"] = str(args.gpu_spans)
+        out["span_agreement"] = span_agreement(args.gpu_spans, threshold)
+        print(json.dumps({"span_agreement": out["span_agreement"]}), flush=True)
+    for name, (gold, stored) in eval_sets(threshold, gpu_spans=args.gpu_spans).items():
         t0 = time.perf_counter()
         row: dict[str, Any] = {
             "candidates": aggregate(gold, run(gold, DETECT, options, stored)),
@@ -500,6 +572,8 @@ def main() -> int:
     m.add_argument("-o", "--output", default=str(RESULTS / "decider_quality.json"))
     m.add_argument("--decider", type=Path, default=None, help="another decision model folder (an experiment)")
     m.add_argument("--cv-report", default=None, help="its design-CV report (train --report; default: the shipped)")
+    m.add_argument("--gpu-spans", type=Path, default=None,
+                   help="score the gpu-fp16 profile: the NER spans of the GPU run (scripts/gpu_spans.py's file)")
     pr = sub.add_parser("profile")
     pr.add_argument("--profile-oof", required=True, help="the profile's out-of-fold spans (oof --fp32 --out ...)")
     pr.add_argument("--name", default="cpu-fp32")

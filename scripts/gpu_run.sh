@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
-# The prepared GPU run (one device call; README, Speed): unpack what scripts/gpu_pack.py put into .gpu/ (the
-# packages the device image lacks, the derived cache), then scripts/gpu_run.py with the arguments given;
-# the result JSON and the log go to $OUT (the device call brings them back).
-#   run tool: command "bash scripts/gpu_run.sh", carry [".gpu"], timeout_s 300
+# The prepared GPU run (one device call; README, Speed): unpack what scripts/gpu_pack.py put into .gpu/pack/ (the
+# packages the device image lacks, the derived cache, the notes), then
+#   1. scripts/gpu_run.py with the arguments given (NER stage and whole pipeline, N processes sharing the GPU);
+#   2. scripts/gpu_spans.py: the shipped NER's spans on the eval sets in float16 and float32 (device profiles).
+# The result JSON, the spans file and the logs go to $OUT (the device call brings them back).
+#   run tool: command "bash scripts/gpu_run.sh", carry [".gpu/pack"], timeout_s 360
 set -euo pipefail
 OUT="${OUT:-$(pwd)/out}"
+PACK=.gpu/pack
 mkdir -p "$OUT" /tmp/deid/site /tmp/deid/cache
-tar -xJf .gpu/site.tar.xz -C /tmp/deid/site
-tar -xJf .gpu/cache.tar.xz -C /tmp/deid/cache
+tar -xJf "$PACK/site.tar.xz" -C /tmp/deid/site
+tar -xJf "$PACK/cache.tar.xz" -C /tmp/deid/cache
 export PYTHONPATH="/tmp/deid/site:$(pwd)" DEID_CACHE_DIR=/tmp/deid/cache PYTHONUNBUFFERED=1
 PY="${PYTHON:-python3}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1 || true
-"$PY" scripts/gpu_run.py --notes .gpu/notes.jsonl.xz --procs "${PROCS:-1,2,4}" --seconds "${SECONDS_PER_PHASE:-15}" -o "$OUT/gpu_run.json" "$@" \
-  2>&1 | tee "$OUT/gpu_run.log"
+nproc >> "$OUT/gpu.txt"
+status=0
+timeout "${RUN_LIMIT_S:-280}" "$PY" scripts/gpu_run.py --notes "$PACK/notes.jsonl.xz" --procs "${PROCS:-1,4,8,16}" \
+  --n "${NOTES:-24000}" --seconds "${SECONDS_PER_PHASE:-12}" --pipeline-batch "${PIPELINE_BATCH:-64}" \
+  -o "$OUT/gpu_run.json" "$@" > "$OUT/gpu_run.log" 2>&1 || status=$?
+tail -c 6000 "$OUT/gpu_run.log"
+if [ -f "$PACK/eval_notes.jsonl.xz" ]; then
+  timeout "${SPANS_LIMIT_S:-90}" "$PY" scripts/gpu_spans.py --notes "$PACK/eval_notes.jsonl.xz" \
+    -o "$OUT/ner_spans_gpu.jsonl.gz" 2>&1 | tee "$OUT/gpu_spans.log" || status=$?
+fi
+exit "$status"
