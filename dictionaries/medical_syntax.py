@@ -502,7 +502,7 @@ def clinical_measures() -> ClinicalMeasures:
 
 def _measure_surface(surface: str, units: re.Pattern[str]) -> bool:
     """Only digits, separators, units and decade suffixes, with at least one digit."""
-    if not any(c.isdigit() for c in surface):
+    if not any(map(str.isdigit, surface)):
         return False
     rest = units.sub(" ", surface.lower())
     rest = re.sub(r"(?<=\d)\s?['\u2019]?\s?s\b|\bto\b", " ", rest)

@@ -94,22 +94,24 @@ def caps_line(text: str, pos: int) -> bool:
     return line_fact(_caps, text, pos)
 
 
+@functools.lru_cache(maxsize=4096)
 def _caps(line: str) -> bool:
     letters = "".join(_LETTERS.findall(line))
     return len(letters) >= 8 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 
-def medical_matches(text: str, vocab: Any, message: Intervals, spans: Sequence[Span] = ()) -> list[Any]:
+def medical_matches(text: str, vocab: Any, message: Intervals, spans: Sequence[Span] = (),
+                    found: Sequence[Any] | None = None) -> list[Any]:
     """The original's medical-dictionary matches, without those on the message's own identifiers, those
     strictly inside a longer span ("mychart" in a URL, "behavioral" in a hospital name, "PM" in a
     date-time: parts of an identifier) and ambiguous ones (also names or places: "Iris", "Wilson") that a
     span covers: the detectors and recovery judged them names. A span that is exactly an unambiguous
-    term still counts."""
+    term still counts. ``found``: ``vocab.find(text)`` when the caller has it."""
     ranges = sorted((s.start, s.end) for s in spans)
     starts = [s for s, _ in ranges]
     longest = max((e - s for s, e in ranges), default=0)
     out = []
-    for m in vocab.find(text):
+    for m in vocab.find(text) if found is None else found:
         if message.overlaps(m.start, m.end):
             continue
         # the spans that contain the match start between ``m.end - longest`` and ``m.start`` (bisect, not a scan of
@@ -201,7 +203,7 @@ def residual_risk(text: str, spans: Sequence[Span], *, judge: WordJudge, medical
         if covered.overlaps(a, b):
             continue
         w = m.group()
-        if any(c.isdigit() for c in w):
+        if any(map(str.isdigit, w)):
             if not clinical_syntax.overlaps(a, b) and not measurement_value(text, a, b):
                 run = _number_run(text, a, b)
                 if run not in runs and identifier_cue(text, *run) is not None:

@@ -17,7 +17,11 @@ time in each process), ms per note by pipeline step, and each process's load tim
 synthetic notes (``deidstream bench``'s, ``--chars`` characters), generated here or read from ``--notes`` (the
 device run reads the ones ``scripts/gpu_pack.py`` wrote: the generator's name lists are not installed there).
 
-``--dry-run``: the same on the CPU with few notes (tests/unit/scripts/test_gpu_run.py runs it). The device run
+The ner phase runs its notes again until ``--seconds`` have passed (``--no-ner-cycle``: once): the step keeps nothing
+of a text, and with 16 processes each one's share of the notes lasts only a few batches. ``--phases ner`` measures
+the NER stage alone (settings such as ``--ner-batch`` compared in one call).
+
+``--dry-run``: the same on the CPU with few notes (no cycling) (tests/unit/scripts/test_gpu_run.py runs it). The device run
 (README, Speed) is ``scripts/gpu_run.sh``, which unpacks what ``scripts/gpu_pack.sh`` prepared and runs this.
 
     python scripts/gpu_run.py [--procs 1,2,4] [--n 12000] [--chars 1000] [--ner-batch 256]
@@ -27,6 +31,7 @@ device run reads the ones ``scripts/gpu_pack.py`` wrote: the generator's name li
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing as mp
 import os
@@ -89,13 +94,16 @@ class TimedForward:
 
 
 def _phase(name: str, work: Any, batches: list[list[Any]], seconds: float, timers: list[TimedForward],
-           stage_ms: dict[str, float] | None) -> dict[str, Any]:
+           stage_ms: dict[str, float] | None, cycle: bool = False) -> dict[str, Any]:
+    """``work`` over ``batches`` until they are done or ``seconds`` have passed; ``cycle``: over them again and again
+    until ``seconds`` have passed (the NER step keeps nothing of a text it has seen, so a note run again is the same
+    work; the pipeline's memos of words would not be, so its phase never cycles)."""
     lat: list[float] = []
     done = 0
     for t in timers:
         t.take_seconds()  # drop the warm-up's
     started = time.perf_counter()
-    for batch in batches:
+    for batch in (itertools.cycle(batches) if cycle and batches else batches):
         t0 = time.perf_counter()
         out = work(batch)
         lat.append(time.perf_counter() - t0)
@@ -169,18 +177,21 @@ def worker(rank: int, procs: int, args: dict[str, Any], barrier: Any, results: A
         raise
     out: dict[str, Any] = {**info, "phases": {}}
 
-    nb = args["ner_batch"]
-    ner_batches = [[Note(input=n) for n in notes[i: i + nb]] for i in range(0, len(notes), nb)]
-    barrier.wait()  # ner phase starts
-    out["phases"]["ner"] = _phase("ner", ner.process_batch, ner_batches, args["seconds"], timers, None)
-    barrier.wait()  # ner phase ends
-    pb = args["pipeline_batch"]
-    stage_ms: dict[str, float] = {}
-    pipe_batches = [notes[i: i + pb] for i in range(0, len(notes), pb)]
-    barrier.wait()  # pipeline phase starts
-    out["phases"]["pipeline"] = _phase("pipeline", pipeline.run, pipe_batches, args["seconds"], timers, stage_ms)
-    out["phases"]["pipeline"]["stage_ms_total"] = stage_ms
-    barrier.wait()  # pipeline phase ends
+    if "ner" in args["phases"]:
+        nb = args["ner_batch"]
+        ner_batches = [[Note(input=n) for n in notes[i: i + nb]] for i in range(0, len(notes), nb)]
+        barrier.wait()  # ner phase starts
+        out["phases"]["ner"] = _phase("ner", ner.process_batch, ner_batches, args["seconds"], timers, None,
+                                      cycle=args["ner_cycle"])
+        barrier.wait()  # ner phase ends
+    if "pipeline" in args["phases"]:
+        pb = args["pipeline_batch"]
+        stage_ms: dict[str, float] = {}
+        pipe_batches = [notes[i: i + pb] for i in range(0, len(notes), pb)]
+        barrier.wait()  # pipeline phase starts
+        out["phases"]["pipeline"] = _phase("pipeline", pipeline.run, pipe_batches, args["seconds"], timers, stage_ms)
+        out["phases"]["pipeline"]["stage_ms_total"] = stage_ms
+        barrier.wait()  # pipeline phase ends
     results.put(out)
 
 
@@ -249,9 +260,9 @@ def run_procs(procs: int, args: dict[str, Any], timeout_s: float) -> dict[str, A
     walls: dict[str, float] = {}
     busy: dict[str, float | None] = {}
     try:
-        for phase in ("ner", "pipeline"):
+        for k, phase in enumerate(args["phases"]):
             barrier.wait()  # every process loaded (first) / ready for the phase
-            if phase == "ner":
+            if k == 0:
                 loaded_after = time.perf_counter() - t_start
             t0 = time.perf_counter()
             with sampler:
@@ -277,7 +288,7 @@ def run_procs(procs: int, args: dict[str, Any], timeout_s: float) -> dict[str, A
                               "processes": [{k: o[k] for k in ("rank", "pid", "threads", "load_s", "device",
                                                                "profile", "quantized")} for o in outs],
                               "steps": outs[0]["steps"]}
-    for phase in ("ner", "pipeline"):
+    for phase in args["phases"]:
         ph = [o["phases"][phase] for o in outs]
         notes = sum(x["notes"] for x in ph)
         lat = [v for x in ph for v in x["batch_latency_s"]]
@@ -324,15 +335,23 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=15.0, help="longest measurement per phase")
     ap.add_argument("--notes", type=Path, help="JSONL(.xz) of notes to use instead of generating them")
     ap.add_argument("--profile", default="auto", help="detector profile (auto: gpu-fp16 on a GPU)")
+    ap.add_argument("--phases", default="ner,pipeline", help="which phases (ner, pipeline; run in that order)")
+    ap.add_argument("--no-ner-cycle", dest="ner_cycle", action="store_false",
+                    help="the ner phase stops after its notes (default: it runs them again until --seconds)")
     ap.add_argument("--timeout", type=float, default=240.0, help="longest wait at a barrier (load included)")
     ap.add_argument("--dry-run", action="store_true", help="CPU, few notes: checks the script, not the GPU")
     ap.add_argument("-o", "--output", type=Path)
     a = ap.parse_args()
+    asked = [p for p in a.phases.split(",") if p]
+    phases = [p for p in ("ner", "pipeline") if p in asked]
+    if not phases or len(phases) != len(asked):
+        ap.error(f"--phases: one or both of ner, pipeline (got {a.phases!r})")
     if a.dry_run:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the children see no GPU
         a.n, a.ner_batch, a.pipeline_batch, a.ner_windows, a.seconds = min(a.n, 24), 4, 4, 8, min(a.seconds, 30)
     args = {"n": a.n, "chars": a.chars, "ner_batch": a.ner_batch, "ner_windows": a.ner_windows,
             "pipeline_batch": a.pipeline_batch, "seconds": a.seconds, "profile": a.profile,
+            "phases": phases, "ner_cycle": a.ner_cycle and not a.dry_run,
             "notes": str(a.notes) if a.notes else None}
     result: dict[str, Any] = {"script": "scripts/gpu_run.py", "dry_run": a.dry_run, "settings": args,
                               "environment": environment(), "runs": []}

@@ -2,7 +2,9 @@
 # The prepared GPU run (one device call; README, Speed): unpack what scripts/gpu_pack.py put into .gpu/pack/ (the
 # packages the device image lacks, the derived cache, the notes), then
 #   1. scripts/gpu_run.py with the arguments given (NER stage and whole pipeline, N processes sharing the GPU);
-#   2. scripts/gpu_spans.py: the shipped NER's spans on the eval sets in float16 and float32 (device profiles).
+#   2. with NER_SETTINGS="512:512 512:1024" (say): the NER stage alone at those notes per call : windows per forward;
+#   3. scripts/gpu_spans.py: the shipped NER's spans on the eval sets in float16 and float32 (device profiles;
+#      SKIP_SPANS=1: not again).
 # The result JSON, the spans file and the logs go to $OUT (the device call brings them back).
 #   run tool: command "bash scripts/gpu_run.sh", carry [".gpu/pack"], timeout_s 360
 set -euo pipefail
@@ -20,7 +22,17 @@ timeout "${RUN_LIMIT_S:-280}" "$PY" scripts/gpu_run.py --notes "$PACK/notes.json
   --n "${NOTES:-24000}" --seconds "${SECONDS_PER_PHASE:-12}" --pipeline-batch "${PIPELINE_BATCH:-64}" \
   -o "$OUT/gpu_run.json" "$@" > "$OUT/gpu_run.log" 2>&1 || status=$?
 tail -c 6000 "$OUT/gpu_run.log"
-if [ -f "$PACK/eval_notes.jsonl.xz" ]; then
+# the NER stage alone at larger batches (notes per step call / windows per forward), each process count sharing the GPU
+if [ -n "${NER_SETTINGS:-}" ]; then
+  for setting in $NER_SETTINGS; do  # "NOTES_PER_CALL:WINDOWS_PER_FORWARD ..."
+    timeout "${NER_LIMIT_S:-120}" "$PY" scripts/gpu_run.py --notes "$PACK/notes.jsonl.xz" --phases ner \
+      --procs "${NER_PROCS:-16}" --n "${NOTES:-24000}" --seconds "${SECONDS_PER_PHASE:-12}" \
+      --ner-batch "${setting%%:*}" --ner-windows "${setting##*:}" -o "$OUT/gpu_ner_${setting/:/_}.json" \
+      > "$OUT/gpu_ner_${setting/:/_}.log" 2>&1 || status=$?
+    tail -c 1500 "$OUT/gpu_ner_${setting/:/_}.log"
+  done
+fi
+if [ -f "$PACK/eval_notes.jsonl.xz" ] && [ -z "${SKIP_SPANS:-}" ]; then
   timeout "${SPANS_LIMIT_S:-90}" "$PY" scripts/gpu_spans.py --notes "$PACK/eval_notes.jsonl.xz" \
     -o "$OUT/ner_spans_gpu.jsonl.gz" 2>&1 | tee "$OUT/gpu_spans.log" || status=$?
 fi

@@ -129,6 +129,9 @@ class NoteView:
     named: Counter[str]
     match_starts: tuple[int, ...]
     lines: dict[tuple[int, int], tuple[float, float, float]] = field(default_factory=dict)
+    #: what a row holds that depends on the candidate's offsets alone, by (start, end): several detectors'
+    #: candidates often share them (:func:`row`)
+    shapes: dict[tuple[int, int], _Shape] = field(default_factory=dict)
 
     @classmethod
     def of(cls, text: str, spans: Sequence[Span], matches: Sequence[MedicalMatch]) -> NoteView:
@@ -202,25 +205,21 @@ def _word_shares(words: Sequence[str], cw: ClinicalWords | None) -> tuple[float,
     return tuple(c / len(words) for c in counts)
 
 
-def row(view: NoteView, i: int, cues: Cues, cue_note: CueNote | None = None) -> list[float]:
-    """The feature row (``FEATURES`` order) of candidate ``view.spans[i]`` (``cue_note``: ``cues.note`` of the view's
-    spans and matches, built once per note by the caller that scores all its candidates)."""
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """The part of a feature row that depends on the candidate's offsets and the note alone, not on its label,
+    sources or score: the features from ``chars`` to ``number_after`` (``before``), ``repeats`` to
+    ``note_candidates`` (``after``), and what the label-dependent features need of the text."""
+
+    before: tuple[float, ...]
+    after: tuple[float, ...]
+    measure: bool
+    last_word: str | None
+
+
+def _shape(view: NoteView, a: int, b: int, cw: ClinicalWords | None) -> _Shape:
     text, spans = view.text, view.spans
-    span = spans[i]
-    a, b = span.start, span.end
     surface = text[a:b]
-    srcs = sources_of(span)
-    near_idx = view.around(i, 3)
-    overlapping = [span, *(spans[k] for k in near_idx if spans[k].start < b and a < spans[k].end)]
-    best: dict[str, float] = {}
-    for o in overlapping:
-        for s in sources_of(o):
-            best[s] = max(best.get(s, 0.0), o.score)
-    others = overlapping[1:]
-    agrees = -1.0 if not others else float(any(o.label == span.label for o in others))
-    # the ensemble's own rule (a source's default threshold, or a second source's vote) as evidence
-    threshold = min(SOURCE_THRESHOLDS.get(src, 0.5) for src in srcs)
-    near = len(near_idx) - len(others)
     words = _WORD_TOKEN.findall(surface)
     alpha = [w.lower().removesuffix("'s") for w in LETTER_RUN.findall(surface)]
     digits = sum(c.isdigit() for c in surface)
@@ -231,22 +230,12 @@ def row(view: NoteView, i: int, cues: Cues, cue_note: CueNote | None = None) -> 
     has_digit = HAS_DIGIT.search(surface) is not None
     run = number_run(text, a, b)[2] if has_digit else ""
     zipfs = [vocab.zipf(w) for w in alpha if len(w) > 1] or [0.0]
-    cw = cues.clinical_words
     left = text[max(0, a - 40):a]
     right = text[b:b + 40]
     med = view.medical(a, b)
     repeats = view.surfaces[surface.lower()] - 1
-    named = 0.0
-    if alpha and span.label == Label.NAME:
-        key = alpha[-1]
-        named = float(view.named[key] - _confident_name(span) > 0)
     measure = measurement_value(text, a, b)
-    flags = cues.flags(span, text, spans, view.matches, measure, cue_note)
-    out = [
-        LABEL_CODES[str(span.label)], SUBTYPE_CODES.get(span.subtype, 0), float("regex" in srcs), float("ner" in srcs),
-        float("dictionary" in srcs), float(len(srcs)), span.score, best.get("ner", 0.0), best.get("regex", 0.0),
-        best.get("dictionary", 0.0), float(len(others)), agrees, float(near), float(len(best)),
-        float(span.score >= threshold),
+    before = (
         float(len(surface)), float(len(words)), float(digits), float(letters),
         digits / max(1, digits + letters), uppers / max(1, letters), float("/" in surface), float("-" in surface),
         float(":" in surface), float("." in surface), float("," in surface),
@@ -266,9 +255,44 @@ def row(view: NoteView, i: int, cues: Cues, cue_note: CueNote | None = None) -> 
                                                                   is not None),
         float(_DATE_CUE_BEFORE.search(left) is not None), float(_DOSE_BEFORE.search(left) is not None),
         float(_VERB_BEFORE.search(left) is not None), float(_AGE_SEX_AFTER.match(right) is not None),
-        float(_NUMBER_BEFORE.search(left) is not None), float(_NUMBER_AFTER.match(right) is not None), named,
-        float(min(repeats, 10)), address_line,
-        view.kchars, view.caps_share, float(len(spans)),
+        float(_NUMBER_BEFORE.search(left) is not None), float(_NUMBER_AFTER.match(right) is not None),
+    )
+    after = (float(min(repeats, 10)), address_line, view.kchars, view.caps_share, float(len(spans)))
+    return _Shape(before, after, measure, alpha[-1] if alpha else None)
+
+
+def row(view: NoteView, i: int, cues: Cues, cue_note: CueNote | None = None) -> list[float]:
+    """The feature row (``FEATURES`` order) of candidate ``view.spans[i]`` (``cue_note``: ``cues.note`` of the view's
+    spans and matches, built once per note by the caller that scores all its candidates). What depends on the
+    offsets alone is computed once per (start, end) of the note (:class:`_Shape`)."""
+    text, spans = view.text, view.spans
+    span = spans[i]
+    a, b = span.start, span.end
+    srcs = sources_of(span)
+    near_idx = view.around(i, 3)
+    overlapping = [span, *(spans[k] for k in near_idx if spans[k].start < b and a < spans[k].end)]
+    best: dict[str, float] = {}
+    for o in overlapping:
+        for s in sources_of(o):
+            best[s] = max(best.get(s, 0.0), o.score)
+    others = overlapping[1:]
+    agrees = -1.0 if not others else float(any(o.label == span.label for o in others))
+    # the ensemble's own rule (a source's default threshold, or a second source's vote) as evidence
+    threshold = min(SOURCE_THRESHOLDS.get(src, 0.5) for src in srcs)
+    near = len(near_idx) - len(others)
+    shape = view.shapes.get((a, b))
+    if shape is None:
+        shape = view.shapes[(a, b)] = _shape(view, a, b, cues.clinical_words)
+    named = 0.0
+    if shape.last_word is not None and span.label == Label.NAME:
+        named = float(view.named[shape.last_word] - _confident_name(span) > 0)
+    flags = cues.flags(span, text, spans, view.matches, shape.measure, cue_note)
+    out = [
+        LABEL_CODES[str(span.label)], SUBTYPE_CODES.get(span.subtype, 0), float("regex" in srcs), float("ner" in srcs),
+        float("dictionary" in srcs), float(len(srcs)), span.score, best.get("ner", 0.0), best.get("regex", 0.0),
+        best.get("dictionary", 0.0), float(len(others)), agrees, float(near), float(len(best)),
+        float(span.score >= threshold),
+        *shape.before, named, *shape.after,
         *(float(f) for f in flags),
         float(not any(flags) and (span.score >= threshold or len(best) >= 2)),
     ]

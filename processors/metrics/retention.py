@@ -101,6 +101,25 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
                 return s
         return None
 
+    cue_memo: dict[tuple[int, int], bool] = {}
+    titled_memo: dict[tuple[int, int], bool] = {}
+
+    def has_cue(span: Span) -> bool:
+        """``identifier_cue`` of the span, once per span (asked for each of its tokens)."""
+        key = (span.start, span.end)
+        found = cue_memo.get(key)
+        if found is None:
+            found = cue_memo[key] = identifier_cue(text, span.start, span.end) is not None
+        return found
+
+    def titled(span: Span) -> bool:
+        """A personal title or credential around the span, once per span."""
+        key = (span.start, span.end)
+        found = titled_memo.get(key)
+        if found is None:
+            found = titled_memo[key] = name_context(text, span.start, span.end, personal_titles_only=True)
+        return found
+
     def clinical_syntax(span: Span, a: int, b: int) -> bool:
         key = (span.start, span.end)
         found = syntax_cache.get(key)
@@ -111,7 +130,7 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
         return found.overlaps(a, b)
 
     for a, b in _token_ranges(text):
-        is_number = any(c.isdigit() for c in text[a:b])
+        is_number = any(map(str.isdigit, text[a:b]))
         counts = num if is_number else word
         if not offsets.touched(a, b):
             counts["kept"] += 1
@@ -127,13 +146,14 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
                 lost, clinical = True, False
             else:
                 # clinical syntax or not, a number the output changed is lost unless its span has an identifier
-                # cue of its own (a measurement value is never read as a date there: identifier_cue checks)
-                clinical = measurement_value(text, a, b) or clinical_syntax(span, a, b)
-                lost = identifier_cue(text, span.start, span.end) is None
+                # cue of its own (a measurement value is never read as a date there: identifier_cue checks); whether
+                # it was clinical matters only when it is lost
+                lost = not has_cue(span)
+                clinical = lost and (measurement_value(text, a, b) or clinical_syntax(span, a, b))
             if lost:
                 ranges.append((a, b))
         else:
-            verdict = _word_lost(text, a, b, span, terms, judge)
+            verdict = _word_lost(text, a, b, span, terms, judge, titled=titled, has_cue=has_cue)
             if verdict is None or (verdict[0] and span is not None and not judge.is_jargon(text[a:b])):
                 # a letter, or a word that is no name alone: it follows the rest of its span
                 pending.append((a, b, span, verdict[1] if verdict is not None else False))
@@ -158,15 +178,17 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
 
 
 def _word_lost(text: str, a: int, b: int, span: Span | None, terms: Intervals,
-               judge: WordJudge) -> tuple[bool, bool] | None:
+               judge: WordJudge, *, titled: Callable[[Span], bool], has_cue: Callable[[Span], bool],
+               ) -> tuple[bool, bool] | None:
     """(lost, clinical) for a changed word token; None for a single letter (an initial or an abbreviation:
-    it follows the other words of its span)."""
+    it follows the other words of its span). ``titled`` / ``has_cue``: the span's personal-title context and
+    identifier cue (memoised per span by the caller)."""
     w = text[a:b]
-    if span is not None and name_context(text, span.start, span.end, personal_titles_only=True):
+    if span is not None and titled(span):
         return False, False  # "Dr. Neo", "Foley, RN": a name cue of its own
     if len(w) < 2:
         return None
-    if span is not None and identifier_cue(text, span.start, span.end) is not None:
+    if span is not None and has_cue(span):
         return False, False  # a word of a date, an address, a record number ("12th of May", "Monday 3/4")
     if judge.is_jargon(w):
         return True, True  # the curated list wins over name lists ("levo", "aline", "wean")

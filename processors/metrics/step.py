@@ -125,7 +125,8 @@ def compute_note_metrics(
 
     message = [s for s in (*note.spans, *note.dropped) if span_has(s, "message")] + list(message_spans or ())
     msg = Intervals((s.start, s.end) for s in message)
-    matches = medical_matches(text, vocab, msg, note.spans)
+    found = vocab.find(text)  # the vocabulary's matches of the original, asked once for risk and retention
+    matches = medical_matches(text, vocab, msg, note.spans, found=found)
 
     def syntax(t: str, a: int, b: int) -> Sequence[tuple[int, int, str]]:
         return cast(Sequence[tuple[int, int, str]], syntax_spans(vocab, t, a, b))
@@ -155,7 +156,7 @@ def compute_note_metrics(
         recall = recall_proxy(text, output, entities, offsets, threshold=o.threshold, sentences=o.sentences,
                               ignore_case=o.ignore_case, min_chars=o.min_chars)
         retention = _retention(note, output, offsets, vocab, msg, matches, o, classifier, judge, words=words_judge,
-                               syntax=syntax)
+                               syntax=syntax, found=found)
 
     # what the llm step did (it records an LLMOutcome on the note; absent without that step)
     llm = note.extra.get("llm")
@@ -176,11 +177,11 @@ def compute_note_metrics(
 def _retention(note: Note, output: str, offsets: OffsetMap, vocab: Any, message: Intervals,
                matches: Sequence[Any], o: MetricsOptions, classifier: ClinicalClassifier | None,
                judge: ChunkJudge | None, *, words: WordJudge,
-               syntax: Any) -> ClinicalRetention:
+               syntax: Any, found: Sequence[Any]) -> ClinicalRetention:
     text = note.text
     terms_kept = sum(1 for m in matches if not offsets.touched(m.start, m.end))
     # every term of the vocabulary, ambiguous ones included: a changed ambiguous term with no name cue is lost
-    tokens = count_retention(text, offsets, note.spans, message, syntax=syntax, medical_terms=vocab.find(text),
+    tokens = count_retention(text, offsets, note.spans, message, syntax=syntax, medical_terms=found,
                              judge=words)
     numbers = list(tokens.number_ranges)
     num, wrd = tokens.numbers, tokens.words

@@ -204,6 +204,13 @@ def _label_ids(index: TagIndex) -> npt.NDArray[np.intp]:
     return np.asarray([first[lab] for lab in labels], dtype=np.intp)
 
 
+@functools.cache
+def _same_label(index: TagIndex) -> tuple[npt.NDArray[np.intp], ...]:
+    """For each class of ``index``, the classes of its label in index order (those a run's class is chosen among)."""
+    label_of = _label_ids(index)
+    return tuple(np.flatnonzero(label_of == label_of[c]) for c in range(len(label_of)))
+
+
 def _piece_groups(
     text: str, offsets: IntArray, is_entity: npt.NDArray[np.bool_], label: npt.NDArray[np.intp],
     begins: npt.NDArray[np.bool_],
@@ -260,11 +267,11 @@ def decode_spans(
 
     # classes of one label (NAME/PATIENT, NAME/PROVIDER) continue each other: a name is one span even when
     # the model hesitates over the role of its parts; the span's class is the one with the most mass
-    label_of = _label_ids(index)
+    label_of, same_label = _label_ids(index), _same_label(index)
     raw: list[tuple[int, int, int, float]] = []  # (start, end, class, score)
     for members in _piece_groups(text, offsets, is_entity, label_of[best], begins):
         mass = p_class[members].sum(axis=0)
-        same = np.flatnonzero(label_of == label_of[best[members[0]]])
+        same = same_label[best[members[0]]]
         cls = int(same[int(np.argmax(mass[same]))])  # the first class of the largest mass, as max() picks
         raw.append((int(offsets[members[0], 0]), int(offsets[members[-1], 1]), cls,
                     float(p_entity[members].mean())))

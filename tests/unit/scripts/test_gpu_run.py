@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,23 @@ def test_when_the_gpu_run_is_dry_run_on_cpu_then_both_phases_report_for_two_proc
         assert ph["gpu_busy_fraction"] is None  # no GPU here: nothing sampled, nothing made up
     assert set(run["pipeline"]["ms_per_note_by_step"]) == set(DEFAULT_STEPS)
     assert run["ner"]["forward_share_of_stage"] > run["pipeline"]["forward_share_of_stage"]
+
+
+def test_when_the_ner_phase_cycles_then_it_runs_the_batches_again_until_its_seconds_pass() -> None:
+    from paths import load_script
+
+    gpu_run = load_script("gpu_run")
+    seen: list[int] = []
+
+    def work(batch: list[int]) -> list[int]:
+        seen.extend(batch)
+        time.sleep(0.01)
+        return batch
+
+    batches = [[1, 2], [3]]
+    once = gpu_run._phase("ner", work, batches, 10.0, [], None)
+    assert once["notes"] == 3 and seen == [1, 2, 3]  # without cycling: each batch once, long before 10 s
+    seen.clear()
+    cycled = gpu_run._phase("ner", work, batches, 0.2, [], None, cycle=True)
+    assert cycled["notes"] == len(seen) > 3 and seen[:6] == [1, 2, 3, 1, 2, 3]
+    assert cycled["busy_s"] >= 0.2
