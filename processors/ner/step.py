@@ -205,6 +205,12 @@ def _label_ids(index: TagIndex) -> npt.NDArray[np.intp]:
 
 
 @functools.cache
+def _class_parts(index: TagIndex) -> tuple[tuple[Label, Subtype | None], ...]:
+    """(label, subtype) of each class of ``index`` (:func:`parse_class`, once per index)."""
+    return tuple(parse_class(c) for c in index.classes)
+
+
+@functools.cache
 def _same_label(index: TagIndex) -> tuple[npt.NDArray[np.intp], ...]:
     """For each class of ``index``, the classes of its label in index order (those a run's class is chosen among)."""
     label_of = _label_ids(index)
@@ -273,8 +279,9 @@ def decode_spans(
         mass = p_class[members].sum(axis=0)
         same = same_label[best[members[0]]]
         cls = int(same[int(np.argmax(mass[same]))])  # the first class of the largest mass, as max() picks
+        # the mean as sum / count: the same float32 sum and division as ndarray.mean, without its overhead
         raw.append((int(offsets[members[0], 0]), int(offsets[members[-1], 1]), cls,
-                    float(p_entity[members].mean())))
+                    float(p_entity[members].sum() / len(members))))
     return spans_from_runs(text, raw, index, min_score=min_score, source=source)
 
 
@@ -294,10 +301,11 @@ def spans_from_runs(text: str, raw: Sequence[tuple[int, int, int, float]], index
         else:
             merged.append((start, end, c, score))
     out = []
+    parts = _class_parts(index)
     for start, end, c, score in merged:
         if score < min_score:
             continue
-        label, subtype = parse_class(index.classes[c])
+        label, subtype = parts[c]
         out.append(Span(start=start, end=end, label=label, subtype=subtype,
                         score=min(1.0, max(0.0, round(score, 6))), source=source))
     return out
@@ -429,6 +437,9 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dty
     if not tokenizer.is_fast:
         raise ConfigError("NER needs a fast tokenizer (tokenizer.json) for character offsets")
     tokenizer.model_max_length = 1 << 30  # we window ourselves; silence the long-input warning
+    # predict() calls the Rust backend directly: no truncation or padding a tokenizer.json may carry
+    tokenizer.backend_tokenizer.no_truncation()
+    tokenizer.backend_tokenizer.no_padding()
     if dtype not in DTYPES:
         raise ConfigError(f"NER dtype must be one of {', '.join(DTYPES)}")
     name = ("float16" if dev.startswith("cuda") else "float32") if dtype == "auto" else dtype
@@ -470,15 +481,16 @@ def predict(
 
     if not texts:
         return []
-    enc = loaded.tokenizer(list(texts), add_special_tokens=False, return_offsets_mapping=True,
-                           return_attention_mask=False, return_token_type_ids=False)
+    # the fast tokenizer's Rust backend directly (truncation and padding off since loading, as the Python wrapper
+    # sets them per call): its ids and offsets without the wrapper's per-note dictionaries
+    encodings = loaded.tokenizer.backend_tokenizer.encode_batch(list(texts), add_special_tokens=False)
     n_tags = len(loaded.model.config.id2label)
     size = max_length - 2
     results: list[PieceProbs] = []
     jobs: list[tuple[int, int, int, int, int]] = []  # (note, win_start, win_end, core_lo, core_hi)
-    all_ids: list[list[int]] = enc["input_ids"]
+    all_ids: list[list[int]] = [e.ids for e in encodings]
     for k, ids in enumerate(all_ids):
-        offsets = np.asarray(enc["offset_mapping"][k], dtype=np.int64).reshape(-1, 2)
+        offsets = np.asarray(encodings[k].offsets, dtype=np.int64).reshape(-1, 2)
         results.append(PieceProbs(offsets, np.zeros((len(ids), n_tags), dtype=np.float32)))
         bounds = window_bounds(len(ids), size, overlap)
         for (a, b), (lo, hi) in zip(bounds, window_cores(bounds), strict=True):
