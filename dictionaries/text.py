@@ -62,11 +62,10 @@ _FIXED_CASE = re.compile(r"\d|^[a-z]+[A-Z]")
 _FREE_LOWER = re.compile(r"(?<![^\W_])(?![a-z]+[A-Z])[^\W\d_]*[a-z][^\W\d_]*(?![^\W_])")
 
 
-#: texts from this length have their line breaks indexed and what is computed over their lines memoised
-#: (:func:`line_fact`): a note without line breaks is one line, and a scan of its line per span made steps quadratic
-#: in its length
+#: texts from this length have their line breaks indexed (:func:`line_bounds`): a note without line breaks is one
+#: line, and a scan of its line per span made steps quadratic in its length
 LONG_LINE = 2048
-#: how many long texts / lines of long texts the memos keep (each entry holds its text)
+#: how many long texts (line breaks) / lines of any text (:func:`line_fact`) the memos keep (each entry holds its text)
 _MEMO_TEXTS = 8
 _MEMO_LINES = 256
 
@@ -95,12 +94,10 @@ def line_around(text: str, start: int, end: int | None = None) -> str:
 
 
 def line_fact(fn: Callable[[str], T], text: str, start: int, end: int | None = None) -> T:
-    """``fn`` of the line(s) holding ``text[start:end]`` (``fn(line_around(text, start, end))``), memoised per line
-    in texts from ``LONG_LINE`` characters: asked for every span of a line, it is computed once (a 1 MiB note
-    thick with identifiers asks it for tens of thousands of spans)."""
+    """``fn`` of the line(s) holding ``text[start:end]`` (``fn(line_around(text, start, end))``), memoised per line:
+    asked for every span or word of a line, it is computed once (a 1 MiB note thick with identifiers asks it for tens
+    of thousands of spans; the metrics step asks whether a line is in capitals for every capitalised word)."""
     lo, hi = line_bounds(text, start, end)
-    if len(text) < LONG_LINE:
-        return fn(text[lo:hi])
     return _line_fact(fn, text, lo, hi)  # type: ignore[no-any-return]
 
 

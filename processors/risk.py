@@ -94,7 +94,6 @@ def caps_line(text: str, pos: int) -> bool:
     return line_fact(_caps, text, pos)
 
 
-@functools.lru_cache(maxsize=4096)
 def _caps(line: str) -> bool:
     letters = "".join(_LETTERS.findall(line))
     return len(letters) >= 8 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from dictionaries import vocab
 from dictionaries.medical_syntax import identifier_cue, measurement_value
@@ -38,6 +38,8 @@ from dictionaries.text import TOKEN, name_context
 from processors.risk import WordJudge, caps_line
 from processors.spans import Intervals, OffsetMap
 from schemas.models import Span
+
+T = TypeVar("T")
 
 #: medical syntax kinds that make a number clinical (gene symbols hold letters and say nothing about numbers)
 _NUMBER_SYNTAX = frozenset({"dose", "vital", "score", "ratio", "frequency", "time", "lab", "vertebra", "exam",
@@ -87,7 +89,6 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
     ordered = sorted(spans, key=lambda s: (s.start, s.end))
     starts = [s.start for s in ordered]
     terms = Intervals((m.start, m.end) for m in medical_terms if not m.ambiguous)
-    syntax_cache: dict[tuple[int, int], Intervals] = {}
     num = {"kept": 0, "lost": 0, "removed": 0, "lost_clinical": 0}
     word = dict(num)
     ranges: list[tuple[int, int]] = []
@@ -101,33 +102,15 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
                 return s
         return None
 
-    cue_memo: dict[tuple[int, int], bool] = {}
-    titled_memo: dict[tuple[int, int], bool] = {}
-
-    def has_cue(span: Span) -> bool:
-        """``identifier_cue`` of the span, once per span (asked for each of its tokens)."""
-        key = (span.start, span.end)
-        found = cue_memo.get(key)
-        if found is None:
-            found = cue_memo[key] = identifier_cue(text, span.start, span.end) is not None
-        return found
-
-    def titled(span: Span) -> bool:
-        """A personal title or credential around the span, once per span."""
-        key = (span.start, span.end)
-        found = titled_memo.get(key)
-        if found is None:
-            found = titled_memo[key] = name_context(text, span.start, span.end, personal_titles_only=True)
-        return found
+    # asked for each token of a span: computed once per span
+    has_cue = _per_span(lambda s: identifier_cue(text, s.start, s.end) is not None)
+    titled = _per_span(lambda s: name_context(text, s.start, s.end, personal_titles_only=True))
+    number_syntax = _per_span(lambda s: Intervals(
+        (lo, hi) for lo, hi, kind in syntax(text, max(0, s.start - _SYNTAX_MARGIN), min(len(text), s.end + _SYNTAX_MARGIN))
+        if kind in _NUMBER_SYNTAX and "\n" not in text[lo:hi]))
 
     def clinical_syntax(span: Span, a: int, b: int) -> bool:
-        key = (span.start, span.end)
-        found = syntax_cache.get(key)
-        if found is None:
-            w0, w1 = max(0, span.start - _SYNTAX_MARGIN), min(len(text), span.end + _SYNTAX_MARGIN)
-            found = syntax_cache[key] = Intervals(
-                (s, e) for s, e, kind in syntax(text, w0, w1) if kind in _NUMBER_SYNTAX and "\n" not in text[s:e])
-        return found.overlaps(a, b)
+        return number_syntax(span).overlaps(a, b)
 
     for a, b in _token_ranges(text):
         is_number = any(map(str.isdigit, text[a:b]))
@@ -175,6 +158,19 @@ def count_retention(text: str, offsets: OffsetMap, spans: Sequence[Span], messag
             word["lost"] += 1
             word["lost_clinical"] += clinical
     return Retention(TokenCounts(**num), TokenCounts(**word), tuple(ranges))
+
+
+def _per_span(fn: Callable[[Span], T]) -> Callable[[Span], T]:
+    """``fn`` memoised by the span's offsets."""
+    memo: dict[tuple[int, int], T] = {}
+
+    def get(span: Span) -> T:
+        key = (span.start, span.end)
+        if key not in memo:
+            memo[key] = fn(span)
+        return memo[key]
+
+    return get
 
 
 def _word_lost(text: str, a: int, b: int, span: Span | None, terms: Intervals,
