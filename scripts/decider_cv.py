@@ -199,12 +199,10 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool
     cpu-fp32 profile's path (default: off under ``--fp32``)."""
     if quantize is None:
         quantize = not OVERRIDE["fp32"]
-    import hashlib
-
-    from processors.ner.step import DEFAULT_MODEL_DIR
+    from processors.ner.step import DEFAULT_MODEL_DIR, model_id
 
     model_dir = OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR
-    digest = hashlib.sha256((model_dir / "model.safetensors").read_bytes()).hexdigest()[:12]
+    digest = model_id(model_dir).rsplit("-", 1)[1]  # the weights' sha256, 12 hex
     path = REPO / ".gpu/ner_cache" / f"{name}-{digest}-{threshold}{'' if quantize else '-fp32'}.jsonl.gz"
     if path.is_file():
         with gzip.open(path, "rt", encoding="utf-8") as fh:
@@ -234,34 +232,35 @@ def ner_spans(notes: Sequence[tuple[str, Any]], options: Mapping[str, Any], batc
     return out
 
 
-def read_gpu_spans(path: Path, threshold: float, dtype: str = "float16") -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """The GPU run's spans (``scripts/gpu_spans.py``): set -> note id -> spans of the shipped NER at ``threshold`` in
-    ``dtype``. Refuses a file of another model or threshold."""
-    import hashlib
+def read_gpu_file(path: Path, threshold: float) -> dict[str, dict[str, dict[str, list[dict[str, Any]]]]]:
+    """The GPU run's file (``scripts/gpu_spans.py``): dtype -> set -> note id -> spans of the shipped NER at
+    ``threshold``. Refuses a file of another model or threshold."""
+    from processors.ner.step import DEFAULT_MODEL_DIR, model_id
 
-    from processors.ner.step import DEFAULT_MODEL_DIR
-
-    digest = hashlib.sha256((DEFAULT_MODEL_DIR / "model.safetensors").read_bytes()).hexdigest()
-    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    out: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         header = json.loads(next(fh))
-        if header.get("model_sha256") != digest or float(header.get("threshold", -1)) != threshold:
+        if header.get("model_id") != model_id(DEFAULT_MODEL_DIR) or float(header.get("threshold", -1)) != threshold:
             raise SystemExit(f"{path}: spans of another NER model or threshold (file: {header.get('threshold')}, "
                              f"asked: {threshold}); run scripts/gpu_spans.py on a GPU again")
         for r in map(json.loads, fh):
-            if r["dtype"] == dtype:
-                out.setdefault(r["set"], {})[r["id"]] = r["spans"]
-    if not out:
-        raise SystemExit(f"{path}: no spans in {dtype}")
+            out.setdefault(r["dtype"], {}).setdefault(r["set"], {})[r["id"]] = r["spans"]
     return out
 
 
-def span_agreement(gpu_spans: Path, threshold: float) -> dict[str, dict[str, int]]:
+def gpu_dtype(gpu: Mapping[str, Any], dtype: str, path: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The spans in ``dtype`` of the GPU run's file ``path`` (``gpu``: :func:`read_gpu_file`): set -> note id ->
+    spans."""
+    if dtype not in gpu:
+        raise SystemExit(f"{path}: no spans in {dtype}")
+    return dict(gpu[dtype])
+
+
+def span_agreement(golds: Mapping[str, Sequence[Any]], gpu: Mapping[str, Any], threshold: float, path: Path,
+                   ) -> dict[str, dict[str, int]]:
     """How many of the NER's spans (start, end, label) two numeric paths share, over every eval set: the GPU run's
-    float16 and float32 against the CPU's float32 and int8 (counts only)."""
-    golds = eval_golds()
-    paths = {"gpu-fp16": read_gpu_spans(gpu_spans, threshold, "float16"),
-             "gpu-fp32": read_gpu_spans(gpu_spans, threshold, "float32"),
+    float16 and float32 (``gpu``: :func:`read_gpu_file`) against the CPU's float32 and int8 (counts only)."""
+    paths = {"gpu-fp16": gpu_dtype(gpu, "float16", path), "gpu-fp32": gpu_dtype(gpu, "float32", path),
              "cpu-fp32": {k: shipped_ner(g, threshold, k, False) for k, g in golds.items()},
              "cpu-int8": {k: shipped_ner(g, threshold, k, True) for k, g in golds.items()}}
 
@@ -364,17 +363,17 @@ def eval_golds() -> dict[str, list[Any]]:
             "meddocan_dev_design": med_design, "meddocan_dev_lockbox": med_box}
 
 
-def eval_sets(threshold: float, quantize: bool | None = None, gpu_spans: Path | None = None,
+def eval_sets(threshold: float, quantize: bool | None = None, *, golds: Mapping[str, list[Any]] | None = None,
+              gpu: Mapping[str, Mapping[str, Any]] | None = None,
               ) -> dict[str, tuple[list[Any], dict[str, list[dict[str, Any]]]]]:
-    """:func:`eval_golds` with the shipped NER's spans: name -> (gold, spans); ``quantize`` off: on the CPU's float32
-    path; ``gpu_spans``: the GPU run's float16 spans (``scripts/gpu_spans.py``)."""
-    golds = eval_golds()
-    if gpu_spans is not None:
-        spans = read_gpu_spans(gpu_spans, threshold)
-        missing = [k for k, g in golds.items() if any(x.id not in spans.get(k, {}) for x in g)]
+    """:func:`eval_golds` (or ``golds``) with the shipped NER's spans: name -> (gold, spans); ``quantize`` off: on the
+    CPU's float32 path; ``gpu``: the GPU run's spans of one dtype instead (set -> note id -> spans)."""
+    golds = golds if golds is not None else eval_golds()
+    if gpu is not None:
+        missing = [k for k, g in golds.items() if any(x.id not in gpu.get(k, {}) for x in g)]
         if missing:
-            raise SystemExit(f"{gpu_spans}: notes of {missing} have no spans; pack and run again")
-        return {k: (g, spans[k]) for k, g in golds.items()}
+            raise SystemExit(f"the GPU run's file: notes of {missing} have no spans; pack and run again")
+        return {k: (g, dict(gpu[k])) for k, g in golds.items()}
     return {k: (g, shipped_ner(g, threshold, k, quantize)) for k, g in golds.items()}
 
 
@@ -411,12 +410,16 @@ def measure(args: argparse.Namespace) -> int:
     cv = json.loads((Path(args.cv_report) if args.cv_report else RESULTS / "decider_cv.json").read_text())
     out["design_cv"] = {name: next(c for c in cv[name]["corpora"] if c["name"] == "physionet_design")
                         for name in ("with_ner", "no_ner") if name in cv}
+    golds = eval_golds()
+    gpu16 = None
     if args.gpu_spans:
+        gpu = read_gpu_file(args.gpu_spans, threshold)
+        gpu16 = gpu_dtype(gpu, "float16", args.gpu_spans)
         out["numeric_path"] = "gpu float16 (profile gpu-fp16): the NER spans of the GPU run, scripts/gpu_spans.py"
         out["gpu_spans"] = str(args.gpu_spans)
-        out["span_agreement"] = span_agreement(args.gpu_spans, threshold)
+        out["span_agreement"] = span_agreement(golds, gpu, threshold, args.gpu_spans)
         print(json.dumps({"span_agreement": out["span_agreement"]}), flush=True)
-    for name, (gold, stored) in eval_sets(threshold, gpu_spans=args.gpu_spans).items():
+    for name, (gold, stored) in eval_sets(threshold, golds=golds, gpu=gpu16).items():
         t0 = time.perf_counter()
         row: dict[str, Any] = {
             "candidates": aggregate(gold, run(gold, DETECT, options, stored)),

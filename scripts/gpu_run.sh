@@ -6,7 +6,7 @@
 #   3. scripts/gpu_spans.py: the shipped NER's spans on the eval sets in float16 and float32 (device profiles;
 #      SKIP_SPANS=1: not again).
 # The result JSON, the spans file and the logs go to $OUT (the device call brings them back).
-#   run tool: command "bash scripts/gpu_run.sh", carry [".gpu/pack"], timeout_s 360
+#   run tool: command "bash scripts/gpu_run.sh", carry [".gpu/pack"], timeout_s 420
 set -euo pipefail
 OUT="${OUT:-$(pwd)/out}"
 PACK=.gpu/pack

@@ -3,7 +3,7 @@
 Reads the notes of the sets ``scripts/decider_cv.py measure`` scores (``.gpu/pack/eval_notes.jsonl.xz``, written by
 ``scripts/gpu_pack.py``), runs the NER step on CUDA in float16 (the ``gpu-fp16`` profile's path) and in float32, at
 the candidate threshold, in batches of 64 notes as the CPU cache does (``decider_cv.ner_spans``), and writes one
-gzip JSONL: a header (model sha256, threshold, GPU, seconds per dtype), then ``{"set", "id", "dtype", "spans"}``
+gzip JSONL: a header (model id: folder and weights' sha256; threshold, GPU, seconds per dtype), then ``{"set", "id", "dtype", "spans"}``
 (offsets, labels, scores; no text). Back on the development machine, ``decider_cv.py measure --gpu-spans FILE``
 scores the gpu-fp16 profile on every set (the lockbox in aggregate only), with the decision stage as shipped.
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import json
 import lzma
 import sys
@@ -36,7 +35,7 @@ def main() -> int:
     a = ap.parse_args()
     from decider_cv import ner_spans
 
-    from processors.ner.step import DEFAULT_MODEL_DIR
+    from processors.ner.step import DEFAULT_MODEL_DIR, model_id
     from processors.spans import NER_CANDIDATE_THRESHOLD
     from schemas.models import NoteIn
 
@@ -46,7 +45,7 @@ def main() -> int:
             r = json.loads(line)
             rows.append((r["set"], r["id"], NoteIn.model_validate(r["note"])))
     header: dict[str, Any] = {
-        "model_sha256": hashlib.sha256((DEFAULT_MODEL_DIR / "model.safetensors").read_bytes()).hexdigest(),
+        "model_id": model_id(DEFAULT_MODEL_DIR),
         "threshold": NER_CANDIDATE_THRESHOLD, "device": a.device, "notes": len(rows), "seconds": {}}
     try:
         import torch

@@ -46,9 +46,10 @@ def test_when_spans_are_written_on_cpu_then_measure_reads_them_per_set_as_the_ne
     with gzip.open(out, "rt", encoding="utf-8") as fh:
         header = json.loads(next(fh))
     assert header["notes"] == 3 and header["threshold"] == NER_CANDIDATE_THRESHOLD and header["gpu"] is None
+    gpu = decider_cv.read_gpu_file(out, NER_CANDIDATE_THRESHOLD)
     with pytest.raises(SystemExit, match="no spans in float16"):
-        decider_cv.read_gpu_spans(out, NER_CANDIDATE_THRESHOLD)
-    got = decider_cv.read_gpu_spans(out, NER_CANDIDATE_THRESHOLD, dtype="float32")
+        decider_cv.gpu_dtype(gpu, "float16", out)
+    got = decider_cv.gpu_dtype(gpu, "float32", out)
     options = {"device": "cpu", "dtype": "float32", "quantize": False,
                "token_threshold": NER_CANDIDATE_THRESHOLD, "min_score": NER_CANDIDATE_THRESHOLD}
     for name, texts in NOTES.items():
@@ -58,4 +59,4 @@ def test_when_spans_are_written_on_cpu_then_measure_reads_them_per_set_as_the_ne
     text = NOTES["set_a"]["a1"]
     assert (text.index("Maria"), text.index(" on ")) in found  # the name, found on this path too
     with pytest.raises(SystemExit, match="another NER model or threshold"):
-        decider_cv.read_gpu_spans(out, 0.03, dtype="float32")
+        decider_cv.read_gpu_file(out, 0.03)
