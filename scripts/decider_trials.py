@@ -1,0 +1,368 @@
+"""Trials on the decision stage that did not ship (issue 25, 2026-11-28): what each does to nested design CV, over
+several LightGBM seeds, so that nobody runs them again without a new idea.
+
+The shipped configuration's figures come from ``scripts/decider_cv.py``; each trial here changes one thing on the
+same training rows (the out-of-fold NER spans of the design notes, synthetic and MEDDOCAN train notes) and reports
+the nested design-CV estimate (each fold's threshold chosen without it) and the out-of-fold false-positive tokens at
+fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a moved threshold.
+
+    .venv/bin/python scripts/decider_trials.py cv --trial baseline|features|more_shift|abbreviations|bag \\
+        [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
+    # the one trial that reached the lockbox: retrain both models with it and score every set (aggregates only;
+    # the shipped models stay untouched: the trial's go to a temporary folder)
+    .venv/bin/python scripts/decider_trials.py lockbox --trial abbreviations
+
+Trials:
+- ``features``: 20 more features: the word before and after the candidate on its line (present, Zipf frequency,
+  clinical word, name-list word, digit, case), the candidate's longest word elsewhere in the note (occurrences no
+  candidate covers, in lower case, in all, and the best score of another candidate holding it), and a number's parts
+  (how many, the first three values, the digits of the first two).
+- ``more_shift``: 1,200 more synthetic ICU shift notes (seed 7005) as training rows, weight 1 and 5.
+- ``abbreviations``: the weekday and state policies keep only what is written out ("Saturday", "Texas"); an
+  abbreviation ("sat", a saturation; "CT", a scan; "NC", a nasal cannula) goes to the model like any candidate; and
+  the NER's IP label without an address's shape ("98") no longer protects a candidate.
+- ``bag``: the shipped model as the average of the inner fold models whose out-of-fold scores chose the threshold,
+  instead of one model refitted on all rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import decider_cv as D  # noqa: E402
+
+RESULTS = D.RESULTS / "decider_trials.json"
+Extra = Callable[[Any, Sequence[int]], list[list[float]]]
+
+
+# -- the trials' features ----------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W\d_][^\W_]*(?:['\u2019][^\W_]+)?|\d+(?:[.,/:-]\d+)*")
+_ALPHA = re.compile(r"[^\W\d_]+")
+_NUMS = re.compile(r"\d+")
+
+
+def _word_case(w: str) -> float:
+    if not w[:1].isalpha():
+        return 0.0
+    if w.islower():
+        return 1.0
+    if w.isupper() and len(w) > 1:
+        return 3.0
+    return 2.0 if w[:1].isupper() else 4.0
+
+
+def _neighbour(w: str | None) -> list[float]:
+    from dictionaries import vocab
+    from dictionaries.jargon import clinical_words
+
+    if w is None:
+        return [0.0, 0.0, -1.0, -1.0, -1.0, -1.0]
+    if w[:1].isdigit():
+        return [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+    lw = w.lower()
+    return [1.0, vocab.zipf(lw), float(clinical_words().reason(w) is not None),
+            float(vocab.is_first_name(lw) or vocab.is_surname(lw)), 0.0, _word_case(w)]
+
+
+def neighbours(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    text, out = note.text, []
+    for i in idx:
+        s = note.spans[i]
+        lo = text.rfind("\n", 0, s.start) + 1
+        hi = text.find("\n", s.end)
+        hi = len(text) if hi < 0 else hi
+        left = [m for m in _WORD.finditer(text, max(lo, s.start - 40), s.start) if m.end() <= s.start]
+        right = _WORD.search(text, s.end, min(hi, s.end + 40))
+        out.append(_neighbour(left[-1].group() if left else None) + _neighbour(right.group() if right else None))
+    return out
+
+
+def elsewhere(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    text, spans, out = note.text, note.spans, []
+    memo: dict[str, tuple[float, float, float]] = {}
+    for i in idx:
+        s = spans[i]
+        words = [w for w in _ALPHA.findall(text, s.start, s.end) if len(w) >= 3]
+        if not words:
+            out.append([-1.0] * 4)
+            continue
+        key = max(words, key=len).lower()
+        if key not in memo:
+            occ = [(m.start(), m.end(), m.group()) for m in re.finditer(
+                r"(?<![^\W_])" + re.escape(key) + r"(?![^\W_])", text, re.IGNORECASE)]
+            uncovered = sum(1 for a, b, _ in occ if not any(x.start <= a and b <= x.end for x in spans))
+            memo[key] = (float(uncovered), float(sum(g.islower() for _, _, g in occ)), float(len(occ)))
+        best = max((o.score for k, o in enumerate(spans) if k != i and not (o.start < s.end and s.start < o.end)
+                    and key in text[o.start:o.end].lower()), default=0.0)
+        out.append([memo[key][0], memo[key][1], best, memo[key][2]])
+    return out
+
+
+def number_parts(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    out = []
+    for i in idx:
+        s = note.spans[i]
+        nums = _NUMS.findall(note.text, s.start, s.end)
+        if not nums:
+            out.append([0.0] + [-1.0] * 5)
+            continue
+        vals = [float(min(int(x), 99999)) for x in nums[:3]] + [-1.0] * (3 - min(3, len(nums)))
+        out.append([float(len(nums)), *vals, float(len(nums[0])), float(len(nums[1])) if len(nums) > 1 else -1.0])
+    return out
+
+
+EXTRA_NAMES = (*(f"{side}_{k}" for side in ("prev", "next") for k in ("present", "zipf", "clinical", "name", "digit",
+                                                                     "case")),
+               "uncovered_same", "lower_same", "best_score_same", "all_same",
+               "num_parts", "part1", "part2", "part3", "part1_digits", "part2_digits")
+
+
+def all_extra(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    return [a + b + c for a, b, c in zip(neighbours(note, idx), elsewhere(note, idx), number_parts(note, idx),
+                                         strict=True)]
+
+
+@contextlib.contextmanager
+def abbreviations_to_model() -> Iterator[None]:
+    """The ``abbreviations`` trial's code, patched in for the duration (the shipped code is unchanged)."""
+    from dictionaries import vocab
+    from dictionaries.calendar import WEEKDAYS
+    from processors import shapes
+    from processors.decide import features as F
+    from schemas.labels import Label
+    from schemas.models import Span
+
+    codes = frozenset(code.lower() for _, code in vocab.us_states())
+
+    def surface(span: Span, text: str) -> str:
+        return " ".join(text[span.start:span.end].replace(".", " ").split()).strip(" ,;:").lower()
+
+    def abbreviated_weekday(span: Span, text: str) -> bool:
+        return any(w.lower().removesuffix("'s").rstrip(".") not in WEEKDAYS
+                   for w in F.LETTER_RUN.findall(text, span.start, span.end))
+
+    old_weekday, old_state, old_shape = F.weekday_only, F.state_or_country, shapes.has_identifier_shape
+    F.weekday_only = lambda span, text: old_weekday(span, text) and not abbreviated_weekday(span, text)
+    F.state_or_country = lambda span, text: (old_state(span, text)
+                                             and "".join(surface(span, text).split()) not in codes)
+
+    def shape(span: Span, text: str) -> bool:
+        if span.label == Label.IP and shapes.sources_of(span) <= shapes.MODEL_SOURCES and not shapes.identifier_shaped(
+                text[span.start:span.end].strip()):
+            return False
+        return old_shape(span, text)
+
+    shapes.has_identifier_shape = shape
+    try:
+        yield
+    finally:
+        F.weekday_only, F.state_or_country, shapes.has_identifier_shape = old_weekday, old_state, old_shape
+
+
+@dataclass
+class Trial:
+    extra: Extra | None = None
+    extra_names: tuple[str, ...] = ()
+    more_shift: tuple[int, ...] = ()  # weights of the extra ICU shift notes' rows (one run each)
+    patch: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
+    bag: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+TRIALS: dict[str, Trial] = {
+    "baseline": Trial(),
+    "features": Trial(extra=all_extra, extra_names=EXTRA_NAMES),
+    "more_shift": Trial(more_shift=(1.0, 5.0)),
+    "abbreviations": Trial(patch=abbreviations_to_model),
+    "bag": Trial(bag=True),
+}
+
+
+# -- nested design CV on the trial's table -------------------------------------------------------------------------
+
+
+def detected_corpora(extra_shift: float | None = None) -> list[tuple[Any, list[Any]]]:
+    """(corpus, notes after the detectors and recovery) for the shipped training corpora (+ ICU shift notes)."""
+    from processors.evaluation.gold import gold_from_records
+    from processors.spans import NER_CANDIDATE_THRESHOLD as threshold
+    from processors.synthetic.generator import generate
+    from processors.training.decider import Corpus, detect
+
+    corpora = D.training_corpora(20.0)
+    if extra_shift is not None:
+        shift = gold_from_records(generate(1200, 7005, kinds=["icu_shift"]))
+        corpora.append(Corpus("synthetic_shift_7005", shift, False, extra_shift))
+    stored = D.stored_for(corpora, threshold)
+    return [(c, detect(c.gold, stored_ner=stored, options={"ner": D.ner_options(threshold)})) for c in corpora]
+
+
+def build(data: Sequence[tuple[Any, list[Any]]], extra: Extra | None) -> tuple[Any, list[int], list[int]]:
+    """The training table of ``data`` (extra columns appended from ``extra``), each note's fold and corpus."""
+    from dictionaries.medical import medical_vocabulary
+    from processors.decide.cues import Cues
+    from processors.decide.features import Extractor
+    from processors.evaluation.folds import group_folds
+    from processors.training.decider import build_table
+
+    extractor = Extractor(Cues(), medical_vocabulary())
+    if extra is not None:
+        split = extractor.split
+
+        def split_extra(note: Any) -> tuple[list[int], list[int], list[list[float]]]:
+            fixed, scored, rows = split(note)
+            return fixed, scored, [r + e for r, e in zip(rows, extra(note, scored) if scored else [], strict=True)]
+
+        object.__setattr__(extractor, "split", split_extra)
+    gold, detected, fold_of_note, corpus_of_note = [], [], [], []
+    for ci, (c, det) in enumerate(data):
+        fold = [0] * len(c.gold)
+        for f, idx in enumerate(group_folds(c.gold, 5, 0)):
+            for i in idx:
+                fold[i] = f
+        gold += c.gold
+        detected += det
+        fold_of_note += fold
+        corpus_of_note += [ci] * len(c.gold)
+    return build_table(gold, detected, extractor), fold_of_note, corpus_of_note
+
+
+def at_recall(table: Any, oof: np.ndarray, design_tokens: np.ndarray) -> dict[str, dict[str, int]]:
+    """Out-of-fold false-positive and missed tokens of the design notes at one threshold for each recall."""
+    from processors.training import decider as T
+
+    phi, skip, _ = table.tokens.arrays()
+    best = T.token_max(table, oof)
+    out = {}
+    for target in (0.97, 0.975, 0.98):
+        t = T.choose_threshold(best, phi, skip, target, mask=design_tokens)
+        _, fp, fn = T.counts_at(best, phi, skip, t, design_tokens)
+        out[str(target)] = {"fp": fp, "fn": fn}
+    return out
+
+
+def nested_cv(table: Any, fold_of_note: Sequence[int], corpus_of_note: Sequence[int], weights: Sequence[float],
+              choose: Sequence[bool], seed: int, bag: bool, k: int = 5) -> dict[str, Any]:
+    """:func:`processors.training.decider.cross_validate`'s nested estimate with the LightGBM seed ``seed``; with
+    ``bag``, each outer fold is scored by the average of its inner fold models instead of one model on its rows."""
+    from processors.training import decider as T
+
+    params = {**T.PARAMS, "seed": seed}
+    x, y = table.x(), np.asarray(table.y, dtype=np.int64)
+    note = np.asarray(table.note, dtype=np.int64)
+    w = np.asarray(weights)[np.asarray(corpus_of_note)[note]]
+    cand_fold = np.asarray(fold_of_note)[note]
+    tok_note = np.asarray(table.tokens.note_of_token, dtype=np.int64)
+    tok_fold = np.asarray(fold_of_note)[tok_note]
+    tok_choose = np.asarray(choose)[np.asarray(corpus_of_note)[tok_note]]
+    design = np.asarray(corpus_of_note)[tok_note] == 0
+    phi, skip, _ = table.tokens.arrays()
+    oof = np.zeros(len(y))
+    nested = np.full(len(phi), -np.inf)
+    thresholds = []
+    for f in range(k):
+        out_c = cand_fold == f
+        inner = np.zeros(len(y))
+        bagged = np.zeros(int(out_c.sum()))
+        for g in range(k):
+            if g == f:
+                continue
+            rows = ~out_c & (cand_fold != g)
+            model = T.fit(x[rows], y[rows], T.ROUNDS, params, weight=w[rows])
+            inner[cand_fold == g] = T.predict(model, x[cand_fold == g])
+            bagged += T.predict(model, x[out_c]) / (k - 1)
+        oof[out_c] = bagged if bag else T.predict(T.fit(x[~out_c], y[~out_c], T.ROUNDS, params, weight=w[~out_c]),
+                                                  x[out_c])
+        rest = np.flatnonzero(~out_c)
+        t = T.choose_threshold(T.token_max(table, inner[rest], rest), phi, skip, T.DEFAULT_TARGET_RECALL,
+                               mask=(tok_fold != f) & tok_choose)
+        thresholds.append(round(t, 4))
+        held = np.flatnonzero(out_c)
+        best_f = T.token_max(table, oof[held], held)
+        nested[tok_fold == f] = np.where(best_f[tok_fold == f] >= t, np.inf, -np.inf)
+    s = T.summary(nested, table, 0.0, design, candidates=T.token_max(table, oof))
+    return {"seed": seed, "nested": {key: s[key] for key in ("precision", "recall", "fp", "fn")},
+            "oof_at_recall": at_recall(table, oof, design), "fold_thresholds": thresholds}
+
+
+def cv(args: argparse.Namespace) -> int:
+    from processors.decide.features import FEATURES
+    from processors.training import decider as T
+
+    trial = TRIALS[args.trial]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    runs: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    with trial.patch():
+        for weight in trial.more_shift or (None,):
+            data = detected_corpora(weight)
+            table, fold_of_note, corpus_of_note = build(data, trial.extra)
+            T.FEATURES = (*FEATURES, *trial.extra_names)  # the table's columns (restored below)
+            try:
+                for seed in seeds:
+                    r = nested_cv(table, fold_of_note, corpus_of_note, [c.weight for c, _ in data],
+                                  [c.choose for c, _ in data], seed, trial.bag)
+                    if weight is not None:
+                        r["shift_weight"] = weight
+                    runs.append(r)
+                    print(json.dumps(r), flush=True)
+            finally:
+                T.FEATURES = FEATURES
+    out = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
+    out[args.trial] = {"date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
+                       "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]), "runs": runs}
+    Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+def lockbox(args: argparse.Namespace) -> int:
+    """Retrain both models with the trial's code into a temporary folder and score every set with them (the
+    lockbox in aggregate), through ``decider_cv.py``'s own ``train`` and ``measure``."""
+    trial = TRIALS[args.trial]
+    if trial.extra is not None or trial.bag or trial.more_shift:
+        raise SystemExit(f"{args.trial}: only a trial of the shipped features and training rows reaches the lockbox")
+    with tempfile.TemporaryDirectory() as tmp, trial.patch():
+        folder, no_ner, report = Path(tmp) / "decider", Path(tmp) / "decider-no-ner", Path(tmp) / "cv.json"
+        for argv in (["train", "--out", str(folder), "--out-no-ner", str(no_ner), "--report", str(report)],
+                     ["measure", "--decider", str(folder), "--cv-report", str(report), "-o", args.output]):
+            sys.argv = ["decider_cv.py", *argv]
+            if D.main():
+                return 1
+    out = json.loads(Path(args.output).read_text())
+    out = {"trial": args.trial, "note": "the trial's code patched in (scripts/decider_trials.py); 'default' and the "
+           "policy rows score the trial's retrained with-NER model, 'no_ner' the shipped no-NER model", **out}
+    Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("cv")
+    c.add_argument("--trial", choices=sorted(TRIALS), required=True)
+    c.add_argument("--seeds", default="13,1,2,3", help="LightGBM seeds (13: the shipped one)")
+    c.add_argument("-o", "--output", default=str(RESULTS))
+    lb = sub.add_parser("lockbox")
+    lb.add_argument("--trial", choices=sorted(TRIALS), required=True)
+    lb.add_argument("-o", "--output", default=str(D.RESULTS / "decider_trial_abbreviations_quality.json"))
+    args = ap.parse_args()
+    return {"cv": cv, "lockbox": lockbox}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""scripts/decider_trials.py: the trials' code does what the README's table says, and leaves the shipped code as it
+was (the trials themselves run for minutes on the training corpora: README, Quality)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+from paths import REPO
+
+from dictionaries import vocab
+from processors.pipeline import BuildContext, Note, build_processor
+from schemas.models import NoteIn, Span
+
+sys.path.insert(0, str(REPO / "scripts"))  # decider_trials imports decider_cv beside it
+_spec = importlib.util.spec_from_file_location("decider_trials", REPO / "scripts" / "decider_trials.py")
+assert _spec and _spec.loader
+trials = importlib.util.module_from_spec(_spec)
+sys.modules["decider_trials"] = trials  # its dataclasses look their module up by name
+_spec.loader.exec_module(trials)
+
+
+def _note(text: str, specs: list[tuple[str, str, str]]) -> Note:
+    spans = [Span(start=text.index(sub), end=text.index(sub) + len(sub), label=label, source=source, score=0.9)
+             for sub, label, source in specs]
+    return Note(input=NoteIn(note_id="n1", text=text), spans=tuple(spans))
+
+
+def test_when_the_abbreviations_trial_is_patched_in_then_abbreviations_reach_the_model_and_nothing_stays_patched(
+        ) -> None:
+    from processors import shapes
+    from processors.decide import features
+
+    extractor = build_processor("decide", {}, BuildContext(cache_dir=vocab.cache_dir(),
+                                                           steps=("regex", "ner", "dictionary", "decide"))).extractor
+    note = _note("Sat 98% on 2L, head CT Saturday in Texas, sat 98.",
+                 [("Sat", "DATE", "ner"), ("CT", "LOCATION", "ner"), ("Saturday", "DATE", "ner"),
+                  ("Texas", "LOCATION", "ner"), ("98", "IP", "ner")])
+    shipped = extractor.split(note)[:2]
+    assert shipped == ([0, 1, 2, 3, 4], [])  # the policies keep all four; the model's IP label is a shape
+    with trials.abbreviations_to_model():
+        # written out, the policy keeps it; abbreviated, and the IP label without an address, the model weighs
+        assert extractor.split(note)[:2] == ([2, 3], [0, 1, 4])
+    assert extractor.split(note)[:2] == shipped
+    assert features.weekday_only.__module__ == "processors.decide.features"
+    assert shapes.has_identifier_shape.__module__ == "processors.shapes"
+
+
+def test_when_the_features_trial_builds_its_columns_then_each_candidate_gets_one_value_per_name() -> None:
+    note = _note("Seen by SMITH, cx 2/4 bottles. SMITH aware.", [("SMITH", "NAME", "ner"), ("2/4", "DATE", "ner")])
+    rows = trials.all_extra(note, [0, 1])
+    assert [len(r) for r in rows] == [len(trials.EXTRA_NAMES)] * 2
+    names = trials.EXTRA_NAMES
+    smith, fraction = (dict(zip(names, r, strict=True)) for r in rows)
+    assert smith["prev_present"] == 1 and smith["next_present"] == 1  # "by" before it, "cx" after it
+    assert smith["all_same"] == 2 and smith["uncovered_same"] == 1  # the second SMITH is no candidate
+    assert fraction["num_parts"] == 2 and (fraction["part1"], fraction["part2"]) == (2, 4)
+    assert fraction["next_present"] == 1 and smith["num_parts"] == 0
