@@ -93,15 +93,68 @@ class TimedForward:
         return total
 
 
+class HostTimers:
+    """Host work of the NER step a GPU worker does besides the model: the tokenizer's batch call and the decoding of
+    spans (wall clock, summed per phase). Installed on the loaded model's tokenizer and on the step's decoder by
+    :meth:`install`; what is left of the stage is copying, scattering, waiting for the GPU and Python between."""
+
+    def __init__(self) -> None:
+        self.tokenize_s = 0.0
+        self.decode_s = 0.0
+
+    def take(self) -> dict[str, float]:
+        out = {"tokenize_s": self.tokenize_s, "decode_s": self.decode_s}
+        self.tokenize_s = self.decode_s = 0.0
+        return out
+
+    def install(self, loaded: Any) -> None:
+        from processors.ner import step
+
+        timers = self
+
+        class Backend:
+            def __init__(self, inner: Any) -> None:
+                self.inner = inner
+
+            def encode_batch(self, *args: Any, **kwargs: Any) -> Any:
+                t = time.perf_counter()
+                out = self.inner.encode_batch(*args, **kwargs)
+                timers.tokenize_s += time.perf_counter() - t
+                return out
+
+        class Tokenizer:
+            def __init__(self, inner: Any) -> None:
+                self.inner = inner
+                self.backend_tokenizer = Backend(inner.backend_tokenizer)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self.inner, name)
+
+        decode = step.decode_spans
+
+        def timed_decode(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            out = decode(*args, **kwargs)
+            timers.decode_s += time.perf_counter() - t
+            return out
+
+        object.__setattr__(loaded, "tokenizer", Tokenizer(loaded.tokenizer))
+        step.decode_spans = timed_decode  # the step calls the module's function: this process only
+
+
 def _phase(name: str, work: Any, batches: list[list[Any]], seconds: float, timers: list[TimedForward],
-           stage_ms: dict[str, float] | None, cycle: bool = False) -> dict[str, Any]:
+           stage_ms: dict[str, float] | None, cycle: bool = False, host: HostTimers | None = None) -> dict[str, Any]:
     """``work`` over ``batches`` until they are done or ``seconds`` have passed; ``cycle``: over them again and again
     until ``seconds`` have passed (the NER step keeps nothing of a text it has seen, so a note run again is the same
-    work; the pipeline's memos of words would not be, so its phase never cycles)."""
+    work; the pipeline's memos of words would not be, so its phase never cycles). Besides the wall clock: the
+    process's CPU time (all its threads), and ``host``'s tokenizing and decoding time."""
     lat: list[float] = []
     done = 0
     for t in timers:
         t.take_seconds()  # drop the warm-up's
+    if host is not None:
+        host.take()
+    cpu0 = time.process_time()
     started = time.perf_counter()
     for batch in (itertools.cycle(batches) if cycle and batches else batches):
         t0 = time.perf_counter()
@@ -115,8 +168,10 @@ def _phase(name: str, work: Any, batches: list[list[Any]], seconds: float, timer
         if time.perf_counter() - started >= seconds:
             break
     busy = time.perf_counter() - started
+    cpu = time.process_time() - cpu0
     forward = sum(t.take_seconds() for t in timers)
-    return {"phase": name, "notes": done, "busy_s": busy, "batch_latency_s": lat, "forward_s": forward}
+    return {"phase": name, "notes": done, "busy_s": busy, "batch_latency_s": lat, "forward_s": forward, "cpu_s": cpu,
+            **(host.take() if host is not None else {"tokenize_s": 0.0, "decode_s": 0.0})}
 
 
 def read_notes(path: Path, n: int) -> list[Any]:
@@ -158,6 +213,8 @@ def worker(rank: int, procs: int, args: dict[str, Any], barrier: Any, results: A
         if loaded.traced is not None:
             timers.append(TimedForward(loaded.traced, cuda))
             object.__setattr__(loaded, "traced", timers[1])
+        host = HostTimers()
+        host.install(loaded)
         if args["notes"]:  # written by scripts/gpu_pack.py: the device has no synthetic generator's data
             every = read_notes(Path(args["notes"]), args["n"])
             notes, warm = every[rank::procs], every[:8]
@@ -182,14 +239,15 @@ def worker(rank: int, procs: int, args: dict[str, Any], barrier: Any, results: A
         ner_batches = [[Note(input=n) for n in notes[i: i + nb]] for i in range(0, len(notes), nb)]
         barrier.wait()  # ner phase starts
         out["phases"]["ner"] = _phase("ner", ner.process_batch, ner_batches, args["seconds"], timers, None,
-                                      cycle=args["ner_cycle"])
+                                      cycle=args["ner_cycle"], host=host)
         barrier.wait()  # ner phase ends
     if "pipeline" in args["phases"]:
         pb = args["pipeline_batch"]
         stage_ms: dict[str, float] = {}
         pipe_batches = [notes[i: i + pb] for i in range(0, len(notes), pb)]
         barrier.wait()  # pipeline phase starts
-        out["phases"]["pipeline"] = _phase("pipeline", pipeline.run, pipe_batches, args["seconds"], timers, stage_ms)
+        out["phases"]["pipeline"] = _phase("pipeline", pipeline.run, pipe_batches, args["seconds"], timers, stage_ms,
+                                           host=host)
         out["phases"]["pipeline"]["stage_ms_total"] = stage_ms
         barrier.wait()  # pipeline phase ends
     results.put(out)
@@ -300,6 +358,11 @@ def run_procs(procs: int, args: dict[str, Any], timeout_s: float) -> dict[str, A
             "batch_latency_p99_ms": round(1000 * (percentile(lat, 0.99) or 0), 2),
             "gpu_busy_fraction": busy[phase], "gpu_busy_source": sampler.source,
             "forward_share_of_stage": round(sum(x["forward_s"] for x in ph) / sum(x["busy_s"] for x in ph), 4),
+            # the processes' CPU time over their wall time (1.0: a process never waited; more: other threads of it
+            # ran too), and the NER step's tokenizer and decoder shares of the wall time
+            "cpu_per_wall": round(sum(x["cpu_s"] for x in ph) / sum(x["busy_s"] for x in ph), 4),
+            "tokenize_share_of_stage": round(sum(x["tokenize_s"] for x in ph) / sum(x["busy_s"] for x in ph), 4),
+            "decode_share_of_stage": round(sum(x["decode_s"] for x in ph) / sum(x["busy_s"] for x in ph), 4),
         }
         if phase == "pipeline":
             total: dict[str, float] = {}

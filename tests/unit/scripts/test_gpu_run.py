@@ -34,6 +34,11 @@ def test_when_the_gpu_run_is_dry_run_on_cpu_then_both_phases_report_for_two_proc
         assert 0 < ph["batch_latency_p50_ms"] <= ph["batch_latency_p99_ms"]
         assert 0 < ph["forward_share_of_stage"] <= 1
         assert ph["gpu_busy_fraction"] is None  # no GPU here: nothing sampled, nothing made up
+        assert ph["cpu_per_wall"] > 0
+    # the NER step's host work: its tokenizer call and its decoding, each a part of the stage beside the forward
+    ner = run["ner"]
+    assert 0 < ner["tokenize_share_of_stage"] < 1 and 0 < ner["decode_share_of_stage"] < 1
+    assert ner["tokenize_share_of_stage"] + ner["decode_share_of_stage"] + ner["forward_share_of_stage"] <= 1
     assert set(run["pipeline"]["ms_per_note_by_step"]) == set(DEFAULT_STEPS)
     assert run["ner"]["forward_share_of_stage"] > run["pipeline"]["forward_share_of_stage"]
 
