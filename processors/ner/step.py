@@ -315,6 +315,7 @@ _CLITICS = frozenset({"s", "t", "d", "m", "re", "ll", "ve"})
 _WORDS = re.compile(r"[^\W_]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # spans repeat their words; the answer depends on the text alone
 def only_function_words(text: str) -> bool:
     """True when ``text`` holds no letter or digit, or only function words (:func:`vocab.is_function_word`,
     the same cut the name dictionaries use: "the", "what", "is", "from") and clitics ("'s", "'re").
