@@ -5,6 +5,9 @@
 #   2. with NER_SETTINGS="512:512 512:1024" (say): the NER stage alone at those notes per call : windows per forward;
 #   3. scripts/gpu_spans.py: the shipped NER's spans on the eval sets in float16 and float32 (device profiles;
 #      SKIP_SPANS=1: not again).
+# MPS=1 runs step 2 a second time under NVIDIA's multi-process service (kernels of several processes at once instead
+# of time slices of the GPU; gpu_ner_mps_*.json): the daemon is started and stopped here, in user space, and the
+# GPU's own settings are left as they are. Not yet run on a GPU (no device in the session that wrote it).
 # The result JSON, the spans file and the logs go to $OUT (the device call brings them back).
 #   run tool: command "bash scripts/gpu_run.sh", carry [".gpu/pack"], timeout_s 420
 set -euo pipefail
@@ -23,14 +26,32 @@ timeout "${RUN_LIMIT_S:-280}" "$PY" scripts/gpu_run.py --notes "$PACK/notes.json
   -o "$OUT/gpu_run.json" "$@" > "$OUT/gpu_run.log" 2>&1 || status=$?
 tail -c 6000 "$OUT/gpu_run.log"
 # the NER stage alone at larger batches (notes per step call / windows per forward), each process count sharing the GPU
-if [ -n "${NER_SETTINGS:-}" ]; then
+ner_runs() {  # $1: the files' prefix
   for setting in $NER_SETTINGS; do  # "NOTES_PER_CALL:WINDOWS_PER_FORWARD ..."
     timeout "${NER_LIMIT_S:-120}" "$PY" scripts/gpu_run.py --notes "$PACK/notes.jsonl.xz" --phases ner \
       --procs "${NER_PROCS:-16}" --n "${NOTES:-24000}" --seconds "${SECONDS_PER_PHASE:-12}" \
-      --ner-batch "${setting%%:*}" --ner-windows "${setting##*:}" -o "$OUT/gpu_ner_${setting/:/_}.json" \
-      > "$OUT/gpu_ner_${setting/:/_}.log" 2>&1 || status=$?
-    tail -c 1500 "$OUT/gpu_ner_${setting/:/_}.log"
+      --ner-batch "${setting%%:*}" --ner-windows "${setting##*:}" -o "$OUT/$1_${setting/:/_}.json" \
+      > "$OUT/$1_${setting/:/_}.log" 2>&1 || status=$?
+    tail -c 1500 "$OUT/$1_${setting/:/_}.log"
   done
+}
+if [ -n "${NER_SETTINGS:-}" ]; then
+  ner_runs gpu_ner
+  if [ -n "${MPS:-}" ]; then
+    if command -v nvidia-cuda-mps-control > /dev/null 2>&1; then
+      export CUDA_MPS_PIPE_DIRECTORY=/tmp/deid/mps CUDA_MPS_LOG_DIRECTORY=/tmp/deid/mps-log
+      mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+      if nvidia-cuda-mps-control -d > "$OUT/mps.txt" 2>&1; then
+        ner_runs gpu_ner_mps
+        echo quit | nvidia-cuda-mps-control >> "$OUT/mps.txt" 2>&1 || true
+      else
+        echo "the MPS daemon did not start" >> "$OUT/mps.txt"
+      fi
+      unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    else
+      echo "no nvidia-cuda-mps-control on this machine" > "$OUT/mps.txt"
+    fi
+  fi
 fi
 if [ -f "$PACK/eval_notes.jsonl.xz" ] && [ -z "${SKIP_SPANS:-}" ]; then
   timeout "${SPANS_LIMIT_S:-90}" "$PY" scripts/gpu_spans.py --notes "$PACK/eval_notes.jsonl.xz" \
