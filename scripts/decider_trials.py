@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -177,12 +177,15 @@ def abbreviations_to_model() -> Iterator[None]:
 
 @dataclass
 class Trial:
+    """One change against the shipped configuration: feature columns added (``extra``, named ``extra_names``),
+    the ICU shift notes added at each of the weights ``more_shift`` (a run each), code patched in for its duration
+    (``patch``), or the bag of inner fold models in place of the refitted one (``bag``)."""
+
     extra: Extra | None = None
     extra_names: tuple[str, ...] = ()
-    more_shift: tuple[int, ...] = ()  # weights of the extra ICU shift notes' rows (one run each)
+    more_shift: tuple[float, ...] = ()
     patch: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
     bag: bool = False
-    notes: list[str] = field(default_factory=list)
 
 
 TRIALS: dict[str, Trial] = {
