@@ -200,29 +200,22 @@ TRIALS: dict[str, Trial] = {
 # -- nested design CV on the trial's table -------------------------------------------------------------------------
 
 
-def detected_corpora(extra_shift: float | None = None) -> list[tuple[Any, list[Any]]]:
-    """(corpus, notes after the detectors and recovery) for the shipped training corpora (+ ICU shift notes)."""
+def trial_table(extra: Extra | None, extra_shift: float | None) -> tuple[Any, list[int], list[int], Any, Any]:
+    """The training table of the shipped corpora (+ the ICU shift notes at ``extra_shift``), with ``extra``'s columns
+    appended to each row: :func:`processors.training.decider.corpora_table`'s (table, each note's fold and corpus,
+    each row's weight), and which notes choose the threshold."""
+    from dictionaries.medical import medical_vocabulary
+    from processors.decide.cues import Cues
+    from processors.decide.features import Extractor
     from processors.evaluation.gold import gold_from_records
     from processors.spans import NER_CANDIDATE_THRESHOLD as threshold
     from processors.synthetic.generator import generate
-    from processors.training.decider import Corpus, detect
+    from processors.training.decider import Corpus, corpora_table
 
     corpora = D.training_corpora(20.0)
     if extra_shift is not None:
         shift = gold_from_records(generate(1200, 7005, kinds=["icu_shift"]))
         corpora.append(Corpus("synthetic_shift_7005", shift, False, extra_shift))
-    stored = D.stored_for(corpora, threshold)
-    return [(c, detect(c.gold, stored_ner=stored, options={"ner": D.ner_options(threshold)})) for c in corpora]
-
-
-def build(data: Sequence[tuple[Any, list[Any]]], extra: Extra | None) -> tuple[Any, list[int], list[int]]:
-    """The training table of ``data`` (extra columns appended from ``extra``), each note's fold and corpus."""
-    from dictionaries.medical import medical_vocabulary
-    from processors.decide.cues import Cues
-    from processors.decide.features import Extractor
-    from processors.evaluation.folds import group_folds
-    from processors.training.decider import build_table
-
     extractor = Extractor(Cues(), medical_vocabulary())
     if extra is not None:
         split = extractor.split
@@ -232,17 +225,10 @@ def build(data: Sequence[tuple[Any, list[Any]]], extra: Extra | None) -> tuple[A
             return fixed, scored, [r + e for r, e in zip(rows, extra(note, scored) if scored else [], strict=True)]
 
         object.__setattr__(extractor, "split", split_extra)
-    gold, detected, fold_of_note, corpus_of_note = [], [], [], []
-    for ci, (c, det) in enumerate(data):
-        fold = [0] * len(c.gold)
-        for f, idx in enumerate(group_folds(c.gold, 5, 0)):
-            for i in idx:
-                fold[i] = f
-        gold += c.gold
-        detected += det
-        fold_of_note += fold
-        corpus_of_note += [ci] * len(c.gold)
-    return build_table(gold, detected, extractor), fold_of_note, corpus_of_note
+    table, fold_of_note, corpus_of_note, weight = corpora_table(
+        corpora, extractor, stored_ner=D.stored_for(corpora, threshold), options={"ner": D.ner_options(threshold)})
+    choose = np.asarray([corpora[c].choose for c in corpus_of_note], dtype=bool)
+    return table, fold_of_note, corpus_of_note, weight, choose
 
 
 def at_recall(table: Any, oof: np.ndarray, design_tokens: np.ndarray) -> dict[str, dict[str, int]]:
@@ -259,21 +245,17 @@ def at_recall(table: Any, oof: np.ndarray, design_tokens: np.ndarray) -> dict[st
     return out
 
 
-def nested_cv(table: Any, fold_of_note: Sequence[int], corpus_of_note: Sequence[int], weights: Sequence[float],
-              choose: Sequence[bool], seed: int, bag: bool, k: int = 5) -> dict[str, Any]:
-    """:func:`processors.training.decider.cross_validate`'s nested estimate with the LightGBM seed ``seed``; with
-    ``bag``, each outer fold is scored by the average of its inner fold models instead of one model on its rows."""
+def bagged_cv(table: Any, fold_of_note: Sequence[int], choose: Any, weight: Any, params: dict[str, Any],
+              k: int = 5) -> tuple[Any, Any, list[float]]:
+    """:func:`processors.training.decider.cross_validate` with each outer fold scored by the average of its inner
+    fold models (those whose out-of-fold scores chose its threshold) instead of one model on its rows: (out-of-fold
+    scores, the nested per-token decisions, each fold's threshold)."""
     from processors.training import decider as T
 
-    params = {**T.PARAMS, "seed": seed}
     x, y = table.x(), np.asarray(table.y, dtype=np.int64)
-    note = np.asarray(table.note, dtype=np.int64)
-    w = np.asarray(weights)[np.asarray(corpus_of_note)[note]]
-    cand_fold = np.asarray(fold_of_note)[note]
+    cand_fold = np.asarray(fold_of_note)[np.asarray(table.note, dtype=np.int64)]
     tok_note = np.asarray(table.tokens.note_of_token, dtype=np.int64)
     tok_fold = np.asarray(fold_of_note)[tok_note]
-    tok_choose = np.asarray(choose)[np.asarray(corpus_of_note)[tok_note]]
-    design = np.asarray(corpus_of_note)[tok_note] == 0
     phi, skip, _ = table.tokens.arrays()
     oof = np.zeros(len(y))
     nested = np.full(len(phi), -np.inf)
@@ -281,26 +263,39 @@ def nested_cv(table: Any, fold_of_note: Sequence[int], corpus_of_note: Sequence[
     for f in range(k):
         out_c = cand_fold == f
         inner = np.zeros(len(y))
-        bagged = np.zeros(int(out_c.sum()))
         for g in range(k):
             if g == f:
                 continue
             rows = ~out_c & (cand_fold != g)
-            model = T.fit(x[rows], y[rows], T.ROUNDS, params, weight=w[rows])
+            model = T.fit(x[rows], y[rows], T.ROUNDS, params, weight=weight[rows])
             inner[cand_fold == g] = T.predict(model, x[cand_fold == g])
-            bagged += T.predict(model, x[out_c]) / (k - 1)
-        oof[out_c] = bagged if bag else T.predict(T.fit(x[~out_c], y[~out_c], T.ROUNDS, params, weight=w[~out_c]),
-                                                  x[out_c])
+            oof[out_c] += T.predict(model, x[out_c]) / (k - 1)
         rest = np.flatnonzero(~out_c)
         t = T.choose_threshold(T.token_max(table, inner[rest], rest), phi, skip, T.DEFAULT_TARGET_RECALL,
-                               mask=(tok_fold != f) & tok_choose)
-        thresholds.append(round(t, 4))
+                               mask=(tok_fold != f) & choose[tok_note])
+        thresholds.append(t)
         held = np.flatnonzero(out_c)
         best_f = T.token_max(table, oof[held], held)
         nested[tok_fold == f] = np.where(best_f[tok_fold == f] >= t, np.inf, -np.inf)
+    return oof, nested, thresholds
+
+
+def nested_cv(table: Any, fold_of_note: Sequence[int], corpus_of_note: Sequence[int], weight: Any, choose: Any,
+              seed: int, bag: bool, k: int = 5) -> dict[str, Any]:
+    """The nested design-CV estimate with the LightGBM seed ``seed``: the shipped procedure
+    (:func:`processors.training.decider.cross_validate`), or with ``bag`` :func:`bagged_cv`."""
+    from processors.training import decider as T
+
+    params = {**T.PARAMS, "seed": seed}
+    if bag:
+        oof, nested, thresholds = bagged_cv(table, fold_of_note, choose, weight, params, k)
+    else:
+        res = T.cross_validate(table, fold_of_note, k, T.DEFAULT_TARGET_RECALL, choose, T.ROUNDS, weight, params)
+        oof, nested, thresholds = res.oof, res.nested_best, res.thresholds
+    design = np.asarray(corpus_of_note)[np.asarray(table.tokens.note_of_token, dtype=np.int64)] == 0
     s = T.summary(nested, table, 0.0, design, candidates=T.token_max(table, oof))
     return {"seed": seed, "nested": {key: s[key] for key in ("precision", "recall", "fp", "fn")},
-            "oof_at_recall": at_recall(table, oof, design), "fold_thresholds": thresholds}
+            "oof_at_recall": at_recall(table, oof, design), "fold_thresholds": [round(t, 4) for t in thresholds]}
 
 
 def cv(args: argparse.Namespace) -> int:
@@ -313,13 +308,11 @@ def cv(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     with trial.patch():
         for weight in trial.more_shift or (None,):
-            data = detected_corpora(weight)
-            table, fold_of_note, corpus_of_note = build(data, trial.extra)
+            table, fold_of_note, corpus_of_note, row_weight, choose = trial_table(trial.extra, weight)
             T.FEATURES = (*FEATURES, *trial.extra_names)  # the table's columns (restored below)
             try:
                 for seed in seeds:
-                    r = nested_cv(table, fold_of_note, corpus_of_note, [c.weight for c, _ in data],
-                                  [c.choose for c, _ in data], seed, trial.bag)
+                    r = nested_cv(table, fold_of_note, corpus_of_note, row_weight, choose, seed, trial.bag)
                     if weight is not None:
                         r["shift_weight"] = weight
                     runs.append(r)

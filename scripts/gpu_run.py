@@ -350,6 +350,7 @@ def run_procs(procs: int, args: dict[str, Any], timeout_s: float) -> dict[str, A
         ph = [o["phases"][phase] for o in outs]
         notes = sum(x["notes"] for x in ph)
         lat = [v for x in ph for v in x["batch_latency_s"]]
+        busy_s = sum(x["busy_s"] for x in ph)  # the processes' wall time in the phase, which each share divides
         entry: dict[str, Any] = {
             "notes": notes, "wall_s": round(walls[phase], 3),
             "notes_per_s": round(notes / walls[phase], 1) if walls[phase] > 0 else None,
@@ -357,12 +358,12 @@ def run_procs(procs: int, args: dict[str, Any], timeout_s: float) -> dict[str, A
             "batch_latency_p50_ms": round(1000 * (percentile(lat, 0.5) or 0), 2),
             "batch_latency_p99_ms": round(1000 * (percentile(lat, 0.99) or 0), 2),
             "gpu_busy_fraction": busy[phase], "gpu_busy_source": sampler.source,
-            "forward_share_of_stage": round(sum(x["forward_s"] for x in ph) / sum(x["busy_s"] for x in ph), 4),
+            "forward_share_of_stage": round(sum(x["forward_s"] for x in ph) / busy_s, 4),
             # the processes' CPU time over their wall time (1.0: a process never waited; more: other threads of it
             # ran too), and the NER step's tokenizer and decoder shares of the wall time
-            "cpu_per_wall": round(sum(x["cpu_s"] for x in ph) / sum(x["busy_s"] for x in ph), 4),
-            "tokenize_share_of_stage": round(sum(x["tokenize_s"] for x in ph) / sum(x["busy_s"] for x in ph), 4),
-            "decode_share_of_stage": round(sum(x["decode_s"] for x in ph) / sum(x["busy_s"] for x in ph), 4),
+            "cpu_per_wall": round(sum(x["cpu_s"] for x in ph) / busy_s, 4),
+            "tokenize_share_of_stage": round(sum(x["tokenize_s"] for x in ph) / busy_s, 4),
+            "decode_share_of_stage": round(sum(x["decode_s"] for x in ph) / busy_s, 4),
         }
         if phase == "pipeline":
             total: dict[str, float] = {}

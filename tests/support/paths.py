@@ -1,6 +1,7 @@
 """Where the tests' files are: the checkout, the test data, and ``../shared`` beside the checkout."""
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -11,9 +12,11 @@ SHARED = REPO.parent / "shared"
 
 
 def load_script(name: str) -> ModuleType:
-    """``scripts/<name>.py`` as a module (the scripts are no package)."""
+    """``scripts/<name>.py`` as a module (the scripts are no package), registered in ``sys.modules`` under ``name``
+    as an import would (a script's dataclasses look their module up there)."""
     spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module

@@ -3,21 +3,16 @@ was (the trials themselves run for minutes on the training corpora: README, Qual
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
-from paths import REPO
+from paths import REPO, load_script
 
 from dictionaries import vocab
 from processors.pipeline import BuildContext, Note, build_processor
 from schemas.models import NoteIn, Span
 
 sys.path.insert(0, str(REPO / "scripts"))  # decider_trials imports decider_cv beside it
-_spec = importlib.util.spec_from_file_location("decider_trials", REPO / "scripts" / "decider_trials.py")
-assert _spec and _spec.loader
-trials = importlib.util.module_from_spec(_spec)
-sys.modules["decider_trials"] = trials  # its dataclasses look their module up by name
-_spec.loader.exec_module(trials)
+trials = load_script("decider_trials")
 
 
 def _note(text: str, specs: list[tuple[str, str, str]]) -> Note:
