@@ -6,7 +6,7 @@ same training rows (the out-of-fold NER spans of the design notes, synthetic and
 the nested design-CV estimate (each fold's threshold chosen without it) and the out-of-fold false-positive tokens at
 fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a moved threshold.
 
-    .venv/bin/python scripts/decider_trials.py cv --trial baseline|features|more_shift|abbreviations|bag \\
+    .venv/bin/python scripts/decider_trials.py cv --trial baseline|features|more_shift|abbreviations|bag|language \\
         [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # the one trial that reached the lockbox: retrain both models with it and score every set (aggregates only;
     # the shipped models stay untouched: the trial's go to a temporary folder)
@@ -23,12 +23,15 @@ Trials:
   the NER's IP label without an address's shape ("98") no longer protects a candidate.
 - ``bag``: the shipped model as the average of the inner fold models whose out-of-fold scores chose the threshold,
   instead of one model refitted on all rows.
+- ``language``: one note-level column, the share of the note's words that are another language's function words,
+  so that the trees can tell the Spanish training rows (MEDDOCAN) from the English ones.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import re
 import sys
@@ -138,6 +141,27 @@ def all_extra(note: Any, idx: Sequence[int]) -> list[list[float]]:
                                          strict=True)]
 
 
+_LETTERS_RUN = re.compile(r"[^\W\d_]+")
+
+
+@functools.lru_cache(maxsize=1)
+def foreign_function_words() -> frozenset[str]:
+    """The 60 most frequent words of Spanish, German, French, Italian, Portuguese and Dutch (wordfreq) that are rare
+    in English (Zipf < 4: "que", "und", "het"; not "de", "die", "a")."""
+    from wordfreq import top_n_list, zipf_frequency
+
+    return frozenset(w for lang in ("es", "de", "fr", "it", "pt", "nl") for w in top_n_list(lang, 60)
+                     if zipf_frequency(w, "en") < 4.0)
+
+
+def note_language(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    """One note-level column: the share of the note's words that are another language's function words (an English
+    note ~0, a Spanish one ~0.1-0.2): the trees can then tell the Spanish training rows from the English ones."""
+    words = _LETTERS_RUN.findall(note.text.lower())
+    share = sum(w in foreign_function_words() for w in words) / len(words) if words else 0.0
+    return [[share] for _ in idx]
+
+
 @contextlib.contextmanager
 def abbreviations_to_model() -> Iterator[None]:
     """The ``abbreviations`` trial's code, patched in for the duration (the shipped code is unchanged)."""
@@ -194,6 +218,7 @@ TRIALS: dict[str, Trial] = {
     "more_shift": Trial(more_shift=(1.0, 5.0)),
     "abbreviations": Trial(patch=abbreviations_to_model),
     "bag": Trial(bag=True),
+    "language": Trial(extra=note_language, extra_names=("note_foreign_share",)),
 }
 
 

@@ -51,3 +51,12 @@ def test_when_the_features_trial_builds_its_columns_then_each_candidate_gets_one
     assert smith["all_same"] == 2 and smith["uncovered_same"] == 1  # the second SMITH is no candidate
     assert fraction["num_parts"] == 2 and (fraction["part1"], fraction["part2"]) == (2, 4)
     assert fraction["next_present"] == 1 and smith["num_parts"] == 0
+
+
+def test_when_the_language_trial_reads_a_note_then_another_languages_function_words_raise_its_share() -> None:
+    english = _note("Pt seen by SMITH, to the floor with her son.", [("SMITH", "NAME", "ner")])
+    spanish = _note("Paciente que fue vista por el Dr. SMITH para una consulta.", [("SMITH", "NAME", "ner")])
+    (en,), (es,) = trials.note_language(english, [0]), trials.note_language(spanish, [0])
+    assert en == [0.0]
+    assert es[0] > 0.2  # "que", "fue", "por", "para", "una" of 10 words
+    assert trials.note_language(english, []) == []
