@@ -4,6 +4,7 @@ original-to-output offset maps. Steps import this module, never each other."""
 from __future__ import annotations
 
 import bisect
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, Protocol, TypeVar, runtime_checkable
@@ -50,7 +51,12 @@ _PRIO = {label: i for i, label in enumerate(LABEL_PRIORITY)}
 
 
 def sources_of(span: Span) -> frozenset[str]:
-    return frozenset(span.source.split("+"))
+    return _sources(span.source)
+
+
+@functools.lru_cache(maxsize=256)  # a handful of distinct "regex+ner" strings; asked for every candidate
+def _sources(source: str) -> frozenset[str]:
+    return frozenset(source.split("+"))
 
 
 def clusters(spans: Iterable[Span]) -> list[list[Span]]:

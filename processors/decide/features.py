@@ -222,9 +222,9 @@ def _shape(view: NoteView, a: int, b: int, cw: ClinicalWords | None) -> _Shape:
     surface = text[a:b]
     words = _WORD_TOKEN.findall(surface)
     alpha = [w.lower().removesuffix("'s") for w in LETTER_RUN.findall(surface)]
-    digits = sum(c.isdigit() for c in surface)
-    letters = sum(c.isalpha() for c in surface)
-    uppers = sum(c.isupper() for c in surface)
+    digits = sum(map(str.isdigit, surface))
+    letters = sum(map(str.isalpha, surface))
+    uppers = sum(map(str.isupper, surface))
     lo, hi = line_bounds(text, a, b)
     caps_line, line_words, address_line = view.line(lo, hi)
     has_digit = HAS_DIGIT.search(surface) is not None
@@ -246,7 +246,7 @@ def _shape(view: NoteView, a: int, b: int, cw: ClinicalWords | None) -> _Shape:
         float(not text[lo:a].strip()), float(_HEADING_AFTER.match(text, b) is not None), float("\n" in surface),
         min(zipfs), max(zipfs), sum(zipfs) / len(zipfs),
         *_word_shares(alpha, cw),
-        sum(1 for c in surface if c.isalpha() and not c.isascii()) / max(1, letters),
+        0.0 if surface.isascii() else sum(1 for c in surface if c.isalpha() and not c.isascii()) / max(1, letters),
         float(bool(med)), float(any(m.ambiguous for m in med)), float(measure),
         float(name_context(text, a, b)), float(_TITLE_BEFORE.search(left) is not None),
         float(_KIN_BEFORE.search(left) is not None), float(_PROVIDER_BEFORE.search(left) is not None),
