@@ -6,8 +6,10 @@ same training rows (the out-of-fold NER spans of the design notes, synthetic and
 the nested design-CV estimate (each fold's threshold chosen without it) and the out-of-fold false-positive tokens at
 fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a moved threshold.
 
-    .venv/bin/python scripts/decider_trials.py cv --trial baseline|features|more_shift|abbreviations|bag|language \\
+    .venv/bin/python scripts/decider_trials.py cv --trial baseline|features|more_shift|abbreviations|bag|language|seed_ensemble \\
         [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
+    # other rules for the folds' thresholds (recall targets, a cost of a missed token) on the shipped configuration
+    .venv/bin/python scripts/decider_trials.py thresholds [--seeds 13,1,2,3]
     # the one trial that reached the lockbox: retrain both models with it and score every set (aggregates only;
     # the shipped models stay untouched: the trial's go to a temporary folder)
     .venv/bin/python scripts/decider_trials.py lockbox --trial abbreviations
@@ -25,6 +27,8 @@ Trials:
   instead of one model refitted on all rows.
 - ``language``: one note-level column, the share of the note's words that are another language's function words,
   so that the trees can tell the Spanish training rows (MEDDOCAN) from the English ones.
+- ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
+  seed + 0, 1000, 2000, 3000): less of the seed's noise in the scores and, perhaps, steadier fold thresholds.
 """
 
 from __future__ import annotations
@@ -199,6 +203,29 @@ def abbreviations_to_model() -> Iterator[None]:
         F.weekday_only, F.state_or_country, shapes.has_identifier_shape = old_weekday, old_state, old_shape
 
 
+@contextlib.contextmanager
+def seed_ensemble(size: int = 4) -> Iterator[None]:
+    """The ``seed_ensemble`` trial: every model (fold, inner fold, refit) is the average of ``size`` LightGBM models
+    that differ only in their seed (the run's seed, +1000, +2000, ...), patched in for the duration."""
+    from processors.training import decider as T
+
+    old_fit, old_predict = T.fit, T.predict
+
+    def fit(x: Any, y: Any, rounds: int = T.ROUNDS, params: Any = None, weight: Any = None) -> list[Any]:
+        base = dict(params or T.PARAMS)
+        seed = int(base.get("seed", 0))
+        return [old_fit(x, y, rounds, {**base, "seed": seed + 1000 * k}, weight) for k in range(size)]
+
+    def predict(models: list[Any], x: Any) -> Any:
+        return np.mean([old_predict(m, x) for m in models], axis=0)
+
+    T.fit, T.predict = fit, predict
+    try:
+        yield
+    finally:
+        T.fit, T.predict = old_fit, old_predict
+
+
 @dataclass
 class Trial:
     """One change against the shipped configuration: feature columns added (``extra``, named ``extra_names``),
@@ -218,6 +245,7 @@ TRIALS: dict[str, Trial] = {
     "more_shift": Trial(more_shift=(1.0, 5.0)),
     "abbreviations": Trial(patch=abbreviations_to_model),
     "bag": Trial(bag=True),
+    "seed_ensemble": Trial(patch=seed_ensemble),
     "language": Trial(extra=note_language, extra_names=("note_foreign_share",)),
 }
 
@@ -351,6 +379,73 @@ def cv(args: argparse.Namespace) -> int:
     return 0
 
 
+def cost_threshold(best: np.ndarray, phi: np.ndarray, skip: np.ndarray, mask: np.ndarray, cost: float) -> float:
+    """The score from which candidates are kept that minimises false-positive tokens + ``cost`` x missed tokens
+    among ``mask``'s tokens (a cost rule in place of a recall target)."""
+    sel = mask & ~skip
+    order = np.argsort(-best[sel], kind="stable")
+    scores, positive = best[sel][order], phi[sel][order]
+    fp = np.cumsum(~positive)
+    fn = positive.sum() - np.cumsum(positive)
+    cut = np.r_[scores[1:] != scores[:-1], True] & np.isfinite(scores)
+    i = np.flatnonzero(cut)[np.argmin((fp + cost * fn)[cut])]
+    return float(scores[i])
+
+
+RULES: tuple[tuple[str, float], ...] = (("recall", 0.97), ("recall", 0.975), ("recall", 0.98),
+                                        *(("cost", c) for c in (5.0, 8.0, 10.0, 15.0, 20.0, 30.0)))
+
+
+def threshold_rules(args: argparse.Namespace) -> int:
+    """The shipped configuration's nested design CV with other rules for each fold's threshold (chosen, as shipped,
+    on the inner folds' out-of-fold scores): recall targets, and a cost of a missed identifier token in
+    false-positive tokens. Tells whether the thresholds' spread, not the ranking, costs precision."""
+    from processors.training import decider as T
+
+    table, fold_of_note, corpus_of_note, weight, choose = trial_table(None, None)
+    x, y = table.x(), np.asarray(table.y, dtype=np.int64)
+    cand_fold = np.asarray(fold_of_note)[np.asarray(table.note, dtype=np.int64)]
+    tok_note = np.asarray(table.tokens.note_of_token, dtype=np.int64)
+    tok_fold = np.asarray(fold_of_note)[tok_note]
+    design = np.asarray(corpus_of_note)[tok_note] == 0
+    phi, skip, _ = table.tokens.arrays()
+    runs = []
+    t0 = time.perf_counter()
+    for seed in (int(s) for s in args.seeds.split(",")):
+        params = {**T.PARAMS, "seed": seed}
+        oof, inner = np.zeros(len(y)), {}
+        for f in range(5):
+            out_c = cand_fold == f
+            oof[out_c] = T.predict(T.fit(x[~out_c], y[~out_c], T.ROUNDS, params, weight=weight[~out_c]), x[out_c])
+            inner[f] = np.zeros(len(y))
+            for g in range(5):
+                if g != f:
+                    rows = ~out_c & (cand_fold != g)
+                    inner[f][cand_fold == g] = T.predict(T.fit(x[rows], y[rows], T.ROUNDS, params, weight=weight[rows]),
+                                                         x[cand_fold == g])
+        for kind, value in RULES:
+            nested = np.full(len(phi), -np.inf)
+            for f in range(5):
+                rest = np.flatnonzero(cand_fold != f)
+                best_inner = T.token_max(table, inner[f][rest], rest)
+                mask = (tok_fold != f) & design
+                t = (T.choose_threshold(best_inner, phi, skip, value, mask=mask) if kind == "recall"
+                     else cost_threshold(best_inner, phi, skip, mask, value))
+                held = np.flatnonzero(cand_fold == f)
+                best_f = T.token_max(table, oof[held], held)
+                nested[tok_fold == f] = np.where(best_f[tok_fold == f] >= t, np.inf, -np.inf)
+            tp, fp, fn = T.counts_at(nested, phi, skip, 0.0, design)
+            r = {"seed": seed, "rule": kind, "value": value, "precision": round(tp / max(1, tp + fp), 4),
+                 "recall": round(tp / max(1, tp + fn), 4), "fp": fp, "fn": fn}
+            runs.append(r)
+            print(json.dumps(r), flush=True)
+    out = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
+    out["threshold_rules"] = {"date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
+                              "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]), "runs": runs}
+    Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
 def lockbox(args: argparse.Namespace) -> int:
     """Retrain both models with the trial's code into a temporary folder and score every set with them (the
     lockbox in aggregate), through ``decider_cv.py``'s own ``train`` and ``measure``."""
@@ -378,11 +473,14 @@ def main() -> int:
     c.add_argument("--trial", choices=sorted(TRIALS), required=True)
     c.add_argument("--seeds", default="13,1,2,3", help="LightGBM seeds (13: the shipped one)")
     c.add_argument("-o", "--output", default=str(RESULTS))
+    tr = sub.add_parser("thresholds")
+    tr.add_argument("--seeds", default="13,1,2,3", help="LightGBM seeds (13: the shipped one)")
+    tr.add_argument("-o", "--output", default=str(RESULTS))
     lb = sub.add_parser("lockbox")
     lb.add_argument("--trial", choices=sorted(TRIALS), required=True)
     lb.add_argument("-o", "--output", default=str(D.RESULTS / "decider_trial_abbreviations_quality.json"))
     args = ap.parse_args()
-    return {"cv": cv, "lockbox": lockbox}[args.cmd](args)
+    return {"cv": cv, "thresholds": threshold_rules, "lockbox": lockbox}[args.cmd](args)
 
 
 if __name__ == "__main__":

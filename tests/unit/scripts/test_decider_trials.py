@@ -60,3 +60,18 @@ def test_when_the_language_trial_reads_a_note_then_another_languages_function_wo
     assert en == [0.0]
     assert es[0] > 0.2  # "que", "fue", "por", "para", "una" of 10 words
     assert trials.note_language(english, []) == []
+
+
+def test_when_a_missed_token_costs_more_than_the_false_positives_below_it_then_the_cost_rule_keeps_them() -> None:
+    import numpy as np
+
+    # scores of six tokens, best first: two identifiers, two words, one identifier, one word; -inf: no candidate
+    best = np.array([0.9, 0.8, 0.5, 0.4, 0.3, 0.2, -np.inf])
+    phi = np.array([True, True, False, False, True, False, False])
+    skip = np.zeros(7, dtype=bool)
+    mask = np.ones(7, dtype=bool)
+    # keeping the third identifier costs two false positives: worth it at a cost of 3, not at 1
+    assert trials.cost_threshold(best, phi, skip, mask, 3.0) == 0.3
+    assert trials.cost_threshold(best, phi, skip, mask, 1.0) == 0.8
+    # tokens outside the mask do not count
+    assert trials.cost_threshold(best, phi, skip, np.array([True, True, True, True, False, True, True]), 3.0) == 0.8
