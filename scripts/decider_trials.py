@@ -10,6 +10,9 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
         [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # other rules for the folds' thresholds (recall targets, a cost of a missed token) on the shipped configuration
     .venv/bin/python scripts/decider_trials.py thresholds [--seeds 13,1,2,3]
+    # the protocol's second step: the trial and the shipped configuration, each retrained with every seed, on every
+    # set (the lockbox in aggregate), means over the seeds
+    .venv/bin/python scripts/decider_trials.py lockbox-seeds --trial baseline|T [--seeds 13,1,2,3]
     # the one trial that reached the lockbox: retrain both models with it and score every set (aggregates only;
     # the shipped models stay untouched: the trial's go to a temporary folder)
     .venv/bin/python scripts/decider_trials.py lockbox --trial abbreviations
@@ -22,7 +25,8 @@ Trials:
 - ``more_shift``: 1,200 more synthetic ICU shift notes (seed 7005) as training rows, weight 1 and 5.
 - ``abbreviations``: the weekday and state policies keep only what is written out ("Saturday", "Texas"); an
   abbreviation ("sat", a saturation; "CT", a scan; "NC", a nasal cannula) goes to the model like any candidate; and
-  the NER's IP label without an address's shape ("98") no longer protects a candidate.
+  the NER's IP label without an address's shape ("98") no longer protects a candidate. ``abbreviated_weekdays``,
+  ``state_codes`` and ``ip_label``: each of the three alone.
 - ``bag``: the shipped model as the average of the inner fold models whose out-of-fold scores chose the threshold,
   instead of one model refitted on all rows.
 - ``language``: one note-level column, the share of the note's words that are another language's function words,
@@ -167,8 +171,9 @@ def note_language(note: Any, idx: Sequence[int]) -> list[list[float]]:
 
 
 @contextlib.contextmanager
-def abbreviations_to_model() -> Iterator[None]:
-    """The ``abbreviations`` trial's code, patched in for the duration (the shipped code is unchanged)."""
+def abbreviations_to_model(parts: frozenset[str] = frozenset({"weekdays", "states", "ip"})) -> Iterator[None]:
+    """The ``abbreviations`` trial's code, patched in for the duration (the shipped code is unchanged); ``parts``:
+    which of its three changes (abbreviated weekdays, state codes, the NER's IP label) to make."""
     from dictionaries import vocab
     from dictionaries.calendar import WEEKDAYS
     from processors import shapes
@@ -186,9 +191,11 @@ def abbreviations_to_model() -> Iterator[None]:
                    for w in F.LETTER_RUN.findall(text, span.start, span.end))
 
     old_weekday, old_state, old_shape = F.weekday_only, F.state_or_country, shapes.has_identifier_shape
-    F.weekday_only = lambda span, text: old_weekday(span, text) and not abbreviated_weekday(span, text)
-    F.state_or_country = lambda span, text: (old_state(span, text)
-                                             and "".join(surface(span, text).split()) not in codes)
+    if "weekdays" in parts:
+        F.weekday_only = lambda span, text: old_weekday(span, text) and not abbreviated_weekday(span, text)
+    if "states" in parts:
+        F.state_or_country = lambda span, text: (old_state(span, text)
+                                                 and "".join(surface(span, text).split()) not in codes)
 
     def shape(span: Span, text: str) -> bool:
         if span.label == Label.IP and shapes.sources_of(span) <= shapes.MODEL_SOURCES and not shapes.identifier_shaped(
@@ -196,7 +203,8 @@ def abbreviations_to_model() -> Iterator[None]:
             return False
         return old_shape(span, text)
 
-    shapes.has_identifier_shape = shape
+    if "ip" in parts:
+        shapes.has_identifier_shape = shape
     try:
         yield
     finally:
@@ -244,6 +252,10 @@ TRIALS: dict[str, Trial] = {
     "features": Trial(extra=all_extra, extra_names=EXTRA_NAMES),
     "more_shift": Trial(more_shift=(1.0, 5.0)),
     "abbreviations": Trial(patch=abbreviations_to_model),
+    # its three parts alone
+    "abbreviated_weekdays": Trial(patch=functools.partial(abbreviations_to_model, frozenset({"weekdays"}))),
+    "state_codes": Trial(patch=functools.partial(abbreviations_to_model, frozenset({"states"}))),
+    "ip_label": Trial(patch=functools.partial(abbreviations_to_model, frozenset({"ip"}))),
     "bag": Trial(bag=True),
     "seed_ensemble": Trial(patch=seed_ensemble),
     "language": Trial(extra=note_language, extra_names=("note_foreign_share",)),
@@ -466,6 +478,47 @@ def lockbox(args: argparse.Namespace) -> int:
     return 0
 
 
+SEEDS_RESULTS = D.RESULTS / "decider_lockbox_seeds.json"
+
+
+def lockbox_seeds(args: argparse.Namespace) -> int:
+    """The protocol's second step (README, Quality: "A protocol for small changes"): the trial's with-NER decision
+    model retrained with each seed into a temporary folder, and the default pipeline with it scored on every set (the
+    lockbox in aggregate: precision, recall, token counts), then the means over the seeds. The shipped models stay
+    untouched; ``baseline`` is the shipped configuration through the same steps."""
+    from processors.spans import NER_CANDIDATE_THRESHOLD as threshold
+
+    trial = TRIALS[args.trial]
+    if trial.extra is not None or trial.bag or trial.more_shift:
+        raise SystemExit(f"{args.trial}: only a trial of the shipped features and training rows reaches the lockbox")
+    seeds = [int(x) for x in args.seeds.split(",")]
+    runs: dict[str, dict[str, Any]] = {}
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp, trial.patch():
+        sets = D.eval_sets(threshold)
+        for seed in seeds:
+            folder = Path(tmp) / f"decider-{seed}"
+            sys.argv = ["decider_cv.py", "train", "--which", "with_ner", "--params", json.dumps({"seed": seed}),
+                        "--out", str(folder), "--report", str(Path(tmp) / f"cv-{seed}.json")]
+            if D.main():
+                return 1
+            options = {"ner": D.ner_options(threshold), "decide": {"model_dir": str(folder)}}
+            runs[str(seed)] = {}
+            for name, (gold, stored) in sets.items():
+                a = D.aggregate(gold, D.run(gold, D.FULL, options, stored))
+                runs[str(seed)][name] = {k: a[k] for k in ("precision", "recall", "tp", "fp", "fn")}
+            print(json.dumps({seed: {k: (v["precision"], v["recall"], v["fp"], v["fn"])
+                                     for k, v in runs[str(seed)].items()}}), flush=True)
+    means = {name: {k: round(float(np.mean([runs[str(sd)][name][k] for sd in seeds])), 4)
+                    for k in ("precision", "recall", "fp", "fn")} for name in runs[str(seeds[0])]}
+    out = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
+    out[args.trial] = {"date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
+                       "command": f"scripts/decider_trials.py lockbox-seeds --trial {args.trial} --seeds {args.seeds}",
+                       "seeds": seeds, "runs": runs, "means": means}
+    Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -476,11 +529,15 @@ def main() -> int:
     tr = sub.add_parser("thresholds")
     tr.add_argument("--seeds", default="13,1,2,3", help="LightGBM seeds (13: the shipped one)")
     tr.add_argument("-o", "--output", default=str(RESULTS))
+    ls = sub.add_parser("lockbox-seeds")
+    ls.add_argument("--trial", choices=sorted(TRIALS), required=True)
+    ls.add_argument("--seeds", default="13,1,2,3", help="LightGBM seeds (13: the shipped one)")
+    ls.add_argument("-o", "--output", default=str(SEEDS_RESULTS))
     lb = sub.add_parser("lockbox")
     lb.add_argument("--trial", choices=sorted(TRIALS), required=True)
     lb.add_argument("-o", "--output", default=str(D.RESULTS / "decider_trial_abbreviations_quality.json"))
     args = ap.parse_args()
-    return {"cv": cv, "thresholds": threshold_rules, "lockbox": lockbox}[args.cmd](args)
+    return {"cv": cv, "thresholds": threshold_rules, "lockbox": lockbox, "lockbox-seeds": lockbox_seeds}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,10 @@ def test_when_the_abbreviations_trial_is_patched_in_then_abbreviations_reach_the
     with trials.abbreviations_to_model():
         # written out, the policy keeps it; abbreviated, and the IP label without an address, the model weighs
         assert extractor.split(note)[:2] == ([2, 3], [0, 1, 4])
+    # each part alone: "Sat" (index 0), "CT" (1), the IP-labelled "98" (4)
+    for part, scored in (("weekdays", [0]), ("states", [1]), ("ip", [4])):
+        with trials.abbreviations_to_model(frozenset({part})):
+            assert extractor.split(note)[1] == scored
     assert extractor.split(note)[:2] == shipped
     assert features.weekday_only.__module__ == "processors.decide.features"
     assert shapes.has_identifier_shape.__module__ == "processors.shapes"
