@@ -79,3 +79,22 @@ def test_when_a_missed_token_costs_more_than_the_false_positives_below_it_then_t
     assert trials.cost_threshold(best, phi, skip, mask, 1.0) == 0.8
     # tokens outside the mask do not count
     assert trials.cost_threshold(best, phi, skip, np.array([True, True, True, True, False, True, True]), 3.0) == 0.8
+
+
+def test_when_the_seed_ensemble_is_patched_in_then_a_model_is_four_seeds_averaged_and_the_fit_is_restored() -> None:
+    import numpy as np
+
+    from processors.training import decider as T
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, len(T.FEATURES)))
+    x[:, [T.FEATURES.index(c) for c in T.CATEGORICAL]] = 0
+    y = (x[:, 10] > 0).astype(np.int64)
+    params = {**T.PARAMS, "seed": 5}
+    with trials.seed_ensemble():
+        models = T.fit(x, y, 5, params)
+        assert [m.params["seed"] for m in models] == [5, 1005, 2005, 3005]
+        mean = T.predict(models, x[:3])
+    singles = [T.predict(T.fit(x, y, 5, {**params, "seed": s}), x[:3]) for s in (5, 1005, 2005, 3005)]
+    assert np.allclose(mean, np.mean(singles, axis=0))
+    assert T.fit.__module__ == "processors.training.decider"
