@@ -6,8 +6,9 @@ same training rows (the out-of-fold NER spans of the design notes, synthetic and
 the nested design-CV estimate (each fold's threshold chosen without it) and the out-of-fold false-positive tokens at
 fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a moved threshold.
 
-    .venv/bin/python scripts/decider_trials.py cv --trial baseline|features|more_shift|abbreviations|bag|language|seed_ensemble \\
-        [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
+    .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
+    # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
+    # seed_ensemble
     # other rules for the folds' thresholds (recall targets, a cost of a missed token) on the shipped configuration
     .venv/bin/python scripts/decider_trials.py thresholds [--seeds 13,1,2,3]
     # the protocol's second step: the trial and the shipped configuration, each retrained with every seed, on every
