@@ -414,7 +414,6 @@ def threshold_rules(args: argparse.Namespace) -> int:
     from processors.training import decider as T
 
     table, fold_of_note, corpus_of_note, weight, choose = trial_table(None, None)
-    x, y = table.x(), np.asarray(table.y, dtype=np.int64)
     cand_fold = np.asarray(fold_of_note)[np.asarray(table.note, dtype=np.int64)]
     tok_note = np.asarray(table.tokens.note_of_token, dtype=np.int64)
     tok_fold = np.asarray(fold_of_note)[tok_note]
@@ -423,17 +422,9 @@ def threshold_rules(args: argparse.Namespace) -> int:
     runs = []
     t0 = time.perf_counter()
     for seed in (int(s) for s in args.seeds.split(",")):
-        params = {**T.PARAMS, "seed": seed}
-        oof, inner = np.zeros(len(y)), {}
-        for f in range(5):
-            out_c = cand_fold == f
-            oof[out_c] = T.predict(T.fit(x[~out_c], y[~out_c], T.ROUNDS, params, weight=weight[~out_c]), x[out_c])
-            inner[f] = np.zeros(len(y))
-            for g in range(5):
-                if g != f:
-                    rows = ~out_c & (cand_fold != g)
-                    inner[f][cand_fold == g] = T.predict(T.fit(x[rows], y[rows], T.ROUNDS, params, weight=weight[rows]),
-                                                         x[cand_fold == g])
+        res = T.cross_validate(table, fold_of_note, 5, T.DEFAULT_TARGET_RECALL, choose, T.ROUNDS, weight,
+                               {**T.PARAMS, "seed": seed})
+        oof, inner = res.oof, res.inner
         for kind, value in RULES:
             nested = np.full(len(phi), -np.inf)
             for f in range(5):
@@ -457,12 +448,19 @@ def threshold_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def lockbox_trial(name: str) -> Trial:
+    """The trial ``name``, refused unless it keeps the shipped features and training rows (only its code is patched
+    in): a lockbox score of anything else would not be the model that could ship."""
+    trial = TRIALS[name]
+    if trial.extra is not None or trial.bag or trial.more_shift:
+        raise SystemExit(f"{name}: only a trial of the shipped features and training rows reaches the lockbox")
+    return trial
+
+
 def lockbox(args: argparse.Namespace) -> int:
     """Retrain both models with the trial's code into a temporary folder and score every set with them (the
     lockbox in aggregate), through ``decider_cv.py``'s own ``train`` and ``measure``."""
-    trial = TRIALS[args.trial]
-    if trial.extra is not None or trial.bag or trial.more_shift:
-        raise SystemExit(f"{args.trial}: only a trial of the shipped features and training rows reaches the lockbox")
+    trial = lockbox_trial(args.trial)
     with tempfile.TemporaryDirectory() as tmp, trial.patch():
         folder, no_ner, report = Path(tmp) / "decider", Path(tmp) / "decider-no-ner", Path(tmp) / "cv.json"
         for argv in (["train", "--out", str(folder), "--out-no-ner", str(no_ner), "--report", str(report)],
@@ -487,9 +485,7 @@ def lockbox_seeds(args: argparse.Namespace) -> int:
     untouched; ``baseline`` is the shipped configuration through the same steps."""
     from processors.spans import NER_CANDIDATE_THRESHOLD as threshold
 
-    trial = TRIALS[args.trial]
-    if trial.extra is not None or trial.bag or trial.more_shift:
-        raise SystemExit(f"{args.trial}: only a trial of the shipped features and training rows reaches the lockbox")
+    trial = lockbox_trial(args.trial)
     seeds = [int(x) for x in args.seeds.split(",")]
     runs: dict[str, dict[str, Any]] = {}
     t0 = time.perf_counter()

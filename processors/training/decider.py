@@ -193,12 +193,13 @@ def isotonic(raw: npt.NDArray[np.float64], y: npt.NDArray[np.int64], points: int
 
 @dataclass
 class CVResult:
-    """Out-of-fold raw scores (one per candidate), the nested estimate's per-token scores, and each outer fold's
-    threshold."""
+    """Out-of-fold raw scores (one per candidate), the nested estimate's per-token scores, each outer fold's
+    threshold, and the inner folds' out-of-fold scores each outer fold chose it from (zero on its own rows)."""
 
     oof: npt.NDArray[np.float64]
     nested_best: npt.NDArray[np.float64]  # per token: inf kept / -inf dropped under the fold's own threshold
     thresholds: list[float]
+    inner: list[npt.NDArray[np.float64]]
 
 
 def cross_validate(table: Table, fold_of_note: Sequence[int], k: int, target_recall: float,
@@ -227,6 +228,7 @@ def cross_validate(table: Table, fold_of_note: Sequence[int], k: int, target_rec
     oof = np.zeros(len(out_table.rows))
     nested = np.full(len(phi), -np.inf)
     thresholds: list[float] = []
+    inners: list[npt.NDArray[np.float64]] = []
     for f in range(k):
         out_c = cand_fold == f
         held_out = score_fold == f
@@ -240,6 +242,7 @@ def cross_validate(table: Table, fold_of_note: Sequence[int], k: int, target_rec
             train = ~out_c & (cand_fold != g)
             inner[score_fold == g] = predict(fit(x[train], y[train], rounds, params, weight=w[train]),
                                              sx[score_fold == g])
+        inners.append(inner)
         rest = np.flatnonzero(~held_out)
         best_inner = token_max(out_table, inner[rest], rest)
         t = choose_threshold(best_inner, phi, skip, target_recall, mask=(tok_fold != f) & tok_scored)
@@ -249,7 +252,7 @@ def cross_validate(table: Table, fold_of_note: Sequence[int], k: int, target_rec
         mask = tok_fold == f
         nested[mask] = np.where(best_f[mask] >= t, np.inf, -np.inf)
         logger.info("decider fold %d: threshold %.4f", f, t)
-    return CVResult(oof, nested, thresholds)
+    return CVResult(oof, nested, thresholds, inners)
 
 
 def summary(best: npt.NDArray[np.float64], table: Table, threshold: float,

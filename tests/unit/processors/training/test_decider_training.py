@@ -139,3 +139,26 @@ def test_when_a_profile_gives_the_shipped_path_s_own_spans_then_its_threshold_is
                               stored_ner=stored, steps=steps, k=3, rounds=20, extractor=ex)
     assert other["candidates"] != same["candidates"]
     assert other["nested"] != same["nested"]
+
+
+def test_when_cross_validating_then_each_fold_threshold_comes_from_its_inner_scores(extractor: Extractor) -> None:
+    from processors.evaluation.folds import group_folds
+    from processors.synthetic.generator import generate
+    from processors.training.decider import cross_validate, detect
+
+    gold = gold_from_records(generate(45, 77))
+    table = build_table(gold, detect(gold, steps=("regex", "dictionary", "recovery")), extractor)
+    fold_of_note = [0] * len(gold)
+    for f, idx in enumerate(group_folds(gold, 3, 0)):
+        for i in idx:
+            fold_of_note[i] = f
+    res = cross_validate(table, fold_of_note, 3, 0.95, np.ones(len(gold), dtype=bool), rounds=20)
+    phi, skip, _ = table.tokens.arrays()
+    cand_fold = np.asarray(fold_of_note)[np.asarray(table.note)]
+    tok_fold = np.asarray(fold_of_note)[np.asarray(table.tokens.note_of_token)]
+    assert len(res.inner) == 3
+    for f, inner in enumerate(res.inner):
+        assert not inner[cand_fold == f].any()  # the outer fold's own rows are never scored by its inner models
+        rest = np.flatnonzero(cand_fold != f)
+        best = token_max(table, inner[rest], rest)
+        assert res.thresholds[f] == choose_threshold(best, phi, skip, 0.95, mask=tok_fold != f)
