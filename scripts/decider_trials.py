@@ -8,7 +8,7 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
 
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
-    # seed_ensemble
+    # seed_ensemble, ner_noise
     # other rules for the folds' thresholds (recall targets, a cost of a missed token) on the shipped configuration
     .venv/bin/python scripts/decider_trials.py thresholds [--seeds 13,1,2,3]
     # the protocol's second step: the trial and the shipped configuration, each retrained with every seed, on every
@@ -32,6 +32,10 @@ Trials:
   instead of one model refitted on all rows.
 - ``language``: one note-level column, the share of the note's words that are another language's function words,
   so that the trees can tell the Spanish training rows (MEDDOCAN) from the English ones.
+- ``ner_noise``: the design notes' rows a second time, from the float32 path's out-of-fold NER spans (the same fold
+  models unquantized: another draw of the NER's scores on the same notes) at weight 0, 10 and 20, the same patients in
+  the same folds; the nested estimate is also given on the held-out patients' float32 rows. Does a decision model
+  that has seen two draws of the NER's scores keep the identifiers of a third (a new NER model) better?
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
   seed + 0, 1000, 2000, 3000): less of the seed's noise in the scores and, perhaps, steadier fold thresholds.
 """
@@ -244,6 +248,9 @@ class Trial:
     more_shift: tuple[float, ...] = ()
     patch: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
     bag: bool = False
+    #: the design notes a second time as training rows, with the float32 path's out-of-fold NER spans (another draw
+    #: of the NER's scores), at each of these weights (a run each; 0: the rows are scored, not learnt from)
+    fp32_rows: tuple[float, ...] = ()
 
 
 TRIALS: dict[str, Trial] = {
@@ -258,16 +265,30 @@ TRIALS: dict[str, Trial] = {
     "bag": Trial(bag=True),
     "seed_ensemble": Trial(patch=seed_ensemble),
     "language": Trial(extra=note_language, extra_names=("note_foreign_share",)),
+    "ner_noise": Trial(fp32_rows=(0.0, 10.0, 20.0)),
 }
 
 
 # -- nested design CV on the trial's table -------------------------------------------------------------------------
 
 
-def trial_table(extra: Extra | None, extra_shift: float | None) -> tuple[Any, list[int], list[int], Any, Any]:
-    """The training table of the shipped corpora (+ the ICU shift notes at ``extra_shift``), with ``extra``'s columns
-    appended to each row: :func:`processors.training.decider.corpora_table`'s (table, each note's fold and corpus,
-    each row's weight), and which notes choose the threshold."""
+FP32_COPY = "#fp32"
+
+
+def fp32_copy(gold: Sequence[Any]) -> list[Any]:
+    """The design notes again under other ids (their float32 path's NER spans are stored under these), each with its
+    patient: the same groups give the same folds, so no patient's copy trains a model that scores the patient."""
+    import dataclasses
+
+    return [dataclasses.replace(g, id=g.id + FP32_COPY) for g in gold]
+
+
+def trial_table(extra: Extra | None, extra_shift: float | None, fp32_weight: float | None = None,
+                ) -> tuple[Any, list[int], list[int], Any, Any]:
+    """The training table of the shipped corpora (+ the ICU shift notes at ``extra_shift``; + the design notes again
+    with the float32 path's out-of-fold NER spans at ``fp32_weight``, the same patients in the same folds), with
+    ``extra``'s columns appended to each row: :func:`processors.training.decider.corpora_table`'s (table, each note's
+    fold and corpus, each row's weight), and which notes choose the threshold."""
     from dictionaries.medical import medical_vocabulary
     from processors.decide.cues import Cues
     from processors.decide.features import Extractor
@@ -280,6 +301,8 @@ def trial_table(extra: Extra | None, extra_shift: float | None) -> tuple[Any, li
     if extra_shift is not None:
         shift = gold_from_records(generate(1200, 7005, kinds=["icu_shift"]))
         corpora.append(Corpus("synthetic_shift_7005", shift, False, extra_shift))
+    if fp32_weight is not None:
+        corpora.append(Corpus("physionet_design_fp32", fp32_copy(corpora[0].gold), False, fp32_weight))
     extractor = Extractor(Cues(), medical_vocabulary())
     if extra is not None:
         split = extractor.split
@@ -289,8 +312,12 @@ def trial_table(extra: Extra | None, extra_shift: float | None) -> tuple[Any, li
             return fixed, scored, [r + e for r, e in zip(rows, extra(note, scored) if scored else [], strict=True)]
 
         object.__setattr__(extractor, "split", split_extra)
+    stored = D.stored_for(corpora, threshold)
+    if fp32_weight is not None:
+        _, fp32 = D.read_oof(D.OOF_FP32)
+        stored.update({g.id + FP32_COPY: fp32[g.id][str(threshold)] for g in corpora[0].gold})
     table, fold_of_note, corpus_of_note, weight = corpora_table(
-        corpora, extractor, stored_ner=D.stored_for(corpora, threshold), options={"ner": D.ner_options(threshold)})
+        corpora, extractor, stored_ner=stored, options={"ner": D.ner_options(threshold)})
     choose = np.asarray([corpora[c].choose for c in corpus_of_note], dtype=bool)
     return table, fold_of_note, corpus_of_note, weight, choose
 
@@ -345,9 +372,10 @@ def bagged_cv(table: Any, fold_of_note: Sequence[int], choose: Any, weight: Any,
 
 
 def nested_cv(table: Any, fold_of_note: Sequence[int], corpus_of_note: Sequence[int], weight: Any, choose: Any,
-              seed: int, bag: bool, k: int = 5) -> dict[str, Any]:
+              seed: int, bag: bool, k: int = 5, fp32: int | None = None) -> dict[str, Any]:
     """The nested design-CV estimate with the LightGBM seed ``seed``: the shipped procedure
-    (:func:`processors.training.decider.cross_validate`), or with ``bag`` :func:`bagged_cv`."""
+    (:func:`processors.training.decider.cross_validate`), or with ``bag`` :func:`bagged_cv`; ``fp32``: the index of
+    the corpus of the design notes' float32 copy, scored nested too."""
     from processors.training import decider as T
 
     params = {**T.PARAMS, "seed": seed}
@@ -356,10 +384,16 @@ def nested_cv(table: Any, fold_of_note: Sequence[int], corpus_of_note: Sequence[
     else:
         res = T.cross_validate(table, fold_of_note, k, T.DEFAULT_TARGET_RECALL, choose, T.ROUNDS, weight, params)
         oof, nested, thresholds = res.oof, res.nested_best, res.thresholds
-    design = np.asarray(corpus_of_note)[np.asarray(table.tokens.note_of_token, dtype=np.int64)] == 0
+    tok_corpus = np.asarray(corpus_of_note)[np.asarray(table.tokens.note_of_token, dtype=np.int64)]
+    design = tok_corpus == 0
     s = T.summary(nested, table, 0.0, design, candidates=T.token_max(table, oof))
-    return {"seed": seed, "nested": {key: s[key] for key in ("precision", "recall", "fp", "fn")},
-            "oof_at_recall": at_recall(table, oof, design), "fold_thresholds": [round(t, 4) for t in thresholds]}
+    out = {"seed": seed, "nested": {key: s[key] for key in ("precision", "recall", "fp", "fn")},
+           "oof_at_recall": at_recall(table, oof, design), "fold_thresholds": [round(t, 4) for t in thresholds]}
+    if fp32 is not None:
+        # the same held-out patients with the other draw of the NER's scores, each fold's threshold as chosen above
+        s = T.summary(nested, table, 0.0, tok_corpus == fp32, candidates=T.token_max(table, oof))
+        out["nested_fp32_rows"] = {key: s[key] for key in ("precision", "recall", "fp", "fn")}
+    return out
 
 
 def cv(args: argparse.Namespace) -> int:
@@ -371,14 +405,18 @@ def cv(args: argparse.Namespace) -> int:
     runs: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     with trial.patch():
-        for weight in trial.more_shift or (None,):
-            table, fold_of_note, corpus_of_note, row_weight, choose = trial_table(trial.extra, weight)
+        variants: list[tuple[str, float | None]] = [
+            *(("shift_weight", w) for w in trial.more_shift), *(("fp32_weight", w) for w in trial.fp32_rows)]
+        for kind, weight in variants or [("", None)]:
+            table, fold_of_note, corpus_of_note, row_weight, choose = trial_table(
+                trial.extra, weight if kind == "shift_weight" else None, weight if kind == "fp32_weight" else None)
             T.FEATURES = (*FEATURES, *trial.extra_names)  # the table's columns (restored below)
             try:
                 for seed in seeds:
-                    r = nested_cv(table, fold_of_note, corpus_of_note, row_weight, choose, seed, trial.bag)
+                    r = nested_cv(table, fold_of_note, corpus_of_note, row_weight, choose, seed, trial.bag,
+                                  fp32=max(corpus_of_note) if kind == "fp32_weight" else None)
                     if weight is not None:
-                        r["shift_weight"] = weight
+                        r[kind] = weight
                     runs.append(r)
                     print(json.dumps(r), flush=True)
             finally:

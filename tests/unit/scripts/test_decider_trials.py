@@ -98,3 +98,17 @@ def test_when_the_seed_ensemble_is_patched_in_then_a_model_is_four_seeds_average
     singles = [T.predict(T.fit(x, y, 5, {**params, "seed": s}), x[:3]) for s in (5, 1005, 2005, 3005)]
     assert np.allclose(mean, np.mean(singles, axis=0))
     assert T.fit.__module__ == "processors.training.decider"
+
+
+def test_when_the_ner_noise_trial_copies_the_design_notes_then_each_copy_keeps_its_patients_fold() -> None:
+    from processors.evaluation.folds import group_folds
+    from processors.evaluation.gold import GoldNote
+    from processors.evaluation.lockbox import in_lockbox
+
+    notes = [GoldNote(id=f"physionet-deid-{i}", text="Seen by SMITH.", spans=(), group=f"p{i % 7}") for i in range(30)]
+    design = [n for n in notes if not in_lockbox(n)]
+    copies = trials.fp32_copy(design)
+    assert [c.id for c in copies] == [n.id + "#fp32" for n in design]
+    assert [c.group for c in copies] == [n.group for n in design]
+    assert group_folds(copies, 3, 0) == group_folds(design, 3, 0)  # what corpora_table gives each corpus
+    assert not any(in_lockbox(c) for c in copies)  # a copy of a design note is no lockbox note
