@@ -10,6 +10,9 @@
     .venv/bin/python scripts/decider_cv.py measure [-o scripts/results/decider_quality.json]
     # 4. the ablation table of the hard rules that remain (recovery's edges and medical terms)
     .venv/bin/python scripts/decider_cv.py ablate
+    # 5. the fold models against the shipped NER on new text (the lockbox in aggregate), through the shipped decision
+    #    model: does the decision stage meet the NER it was trained on? (scripts/ner_cv.py train's packs)
+    .venv/bin/python scripts/decider_cv.py fold-ners [--packs .gpu/packs --variant d --folds 0,1,2,3,4]
 
 The lockbox (``processors.evaluation.lockbox``) is never trained on and only scored in aggregate: this script
 prints and writes precision, recall and token counts per label for it, nothing per note.
@@ -54,8 +57,8 @@ OVERRIDE: dict[str, Any] = {"oof": None, "ner_model": None, "fp32": False}
 OOF_FP32 = REPO / "scripts/data/ner_oof_physionet_design_fp32.jsonl.gz"
 
 
-def read_oof(path: Path | None = None) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
-    """(header, note id -> NER spans) of the out-of-fold file."""
+def read_oof(path: Path | None = None) -> tuple[dict[str, Any], dict[str, dict[str, list[dict[str, Any]]]]]:
+    """(header, note id -> NER threshold -> NER spans) of the out-of-fold file."""
     path = path or OVERRIDE["oof"] or (OOF_FP32 if OVERRIDE["fp32"] else OOF)
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         header = json.loads(fh.readline())
@@ -489,6 +492,99 @@ HARD_RULES = ("use_terms", "use_syntax", "use_name_edges", "use_ward_numbers", "
               "use_place_edges")
 
 
+def score_stats(gold: Sequence[Any], stored: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """The NER's scores on its spans that overlap a gold identifier and on the others: count, mean, quantiles and the
+    share at or above 0.5 (aggregates only: usable on the lockbox)."""
+    import numpy as np
+
+    found: dict[str, list[float]] = {"identifier": [], "other": []}
+    for g in gold:
+        gs = [(x.start, x.end) for x in g.spans]
+        for s in stored.get(g.id, ()):
+            hit = any(a < s["end"] and s["start"] < b for a, b in gs)
+            found["identifier" if hit else "other"].append(float(s["score"]))
+    out: dict[str, Any] = {}
+    for key, xs in found.items():
+        a = np.asarray(xs)
+        out[key] = {"spans": len(xs)} if not xs else {
+            "spans": len(xs), "mean": round(float(a.mean()), 4),
+            **{f"q{int(q * 100)}": round(float(np.quantile(a, q)), 4) for q in (0.1, 0.25, 0.5)},
+            "share_at_0.5": round(float((a >= 0.5).mean()), 4)}
+    return out
+
+
+def _lite(a: Mapping[str, Any]) -> dict[str, Any]:
+    return {**{k: a[k] for k in ("precision", "recall", "tp", "fp", "fn")},
+            "recall_by_label": {lab: c["recall"] for lab, c in a["per_label"].items() if c["gold_tokens"]}}
+
+
+def fold_ners(args: argparse.Namespace) -> int:
+    """Does the decision stage meet the same NER on new text as in its training? It trains on the fold models' out-of-
+    fold spans of the design notes, and runs behind the NER trained on all of them. Each fold model (``scripts/
+    ner_cv.py train``'s packs) and the shipped model score the sets no model saw (the lockbox in aggregate) through
+    the shipped decision model (or ``--decider``'s): the NER's score distributions on identifiers and on other spans, the candidates' and
+    the default pipeline's precision and recall. Each fold model's spans on its own held-out design fold are
+    compared with the kept out-of-fold file too (the packs reproduce it, or were trained otherwise)."""
+    from ner_cv import unpack
+
+    from processors.evaluation.folds import group_folds
+    from processors.spans import NER_CANDIDATE_THRESHOLD as threshold
+
+    golds = {k: v for k, v in eval_golds().items() if k in args.sets.split(",")}
+    design = design_gold()
+    folds = group_folds(design, K, 0)
+    _, kept = read_oof(OOF)
+    key = str(threshold)
+    packs = Path(args.packs).resolve()
+    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold,
+                           "packs": str(packs.relative_to(REPO) if packs.is_relative_to(REPO) else packs),
+                           "variant": args.variant, "decider": str(args.decider) if args.decider else "shipped",
+                           "models": {}}
+    out["design_oof_kept"] = score_stats(design, {g.id: kept[g.id][key] for g in design})
+    earlier = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
+    if earlier and not args.again:
+        if any(earlier.get(x) != out[x] for x in ("ner_threshold", "variant", "decider")):
+            raise SystemExit(f"{args.output}: scored with other settings (NER threshold, packs, decision model); "
+                             "give another -o, or --again to replace it")
+        # runs add up: the models an earlier run of the same settings scored stay, with their sets
+        out["models"] = {m: r for m, r in earlier.get("models", {}).items() if all(s in r for s in golds)}
+    models: list[tuple[str, Path | None]] = [] if "shipped" in out["models"] else [("shipped", None)]
+    for k in (int(x) for x in args.folds.split(",") if x and f"fold{x}" not in out["models"]):
+        models.append((f"fold{k}", unpack(Path(args.packs) / f"{args.variant}fold{k}.tar",
+                                          REPO / ".gpu/models" / f"{args.variant}fold{k}")))
+    for name, model_dir in models:
+        OVERRIDE["ner_model"] = model_dir
+        row: dict[str, Any] = {}
+        if model_dir is not None:
+            k = int(name.removeprefix("fold"))
+            held = [design[i] for i in folds[k]]
+            fresh = shipped_ner(held, threshold, f"design-{name}")
+
+            def spans(rows: Sequence[Mapping[str, Any]]) -> set[tuple[int, int, str, float]]:
+                return {(s["start"], s["end"], s["label"], round(float(s["score"]), 5)) for s in rows}
+
+            same = sum(len(spans(fresh[g.id]) & spans(kept[g.id][key])) for g in held)
+            row["design_fold"] = {"notes": len(held), "spans": sum(len(fresh[g.id]) for g in held),
+                                  "kept_spans": sum(len(kept[g.id][key]) for g in held), "identical_to_kept": same,
+                                  "ner_scores": score_stats(held, fresh)}
+        options: dict[str, Any] = {"ner": ner_options(threshold)}
+        if args.decider:
+            options["decide"] = {"model_dir": str(args.decider)}
+        for set_name, gold in golds.items():
+            stored = shipped_ner(gold, threshold, set_name)
+            row[set_name] = {"ner_scores": score_stats(gold, stored),
+                             "candidates": _lite(aggregate(gold, run(gold, DETECT, options, stored))),
+                             "default": _lite(aggregate(gold, run(gold, FULL, options, stored)))}
+        out["models"][name] = row
+        Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
+        print(json.dumps({name: {k: (v["default"]["precision"], v["default"]["recall"], v["default"]["fn"],
+                                     v["ner_scores"]["identifier"].get("mean"))
+                                 for k, v in row.items() if "default" in v}}), flush=True)
+    OVERRIDE["ner_model"] = None
+    Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
 def ablate(args: argparse.Namespace) -> int:
     """Each remaining hard rule off in turn, every set scored: the identifier tokens each rule loses and the
     false-positive tokens it removes (without the rule minus with it). By default the decision model is retrained
@@ -585,6 +681,14 @@ def main() -> int:
     pr.add_argument("--weight", type=float, default=20.0)
     pr.add_argument("--measure", action="store_true", help="score every set on the profile's path (lockbox: aggregates)")
     pr.add_argument("-o", "--output", default=str(RESULTS / "profile_thresholds.json"))
+    fn = sub.add_parser("fold-ners")
+    fn.add_argument("--packs", default=str(REPO / ".gpu/packs"))
+    fn.add_argument("--variant", default="d")
+    fn.add_argument("--folds", default="0,1,2,3,4")
+    fn.add_argument("--sets", default="physionet_lockbox,presidio_synth_v2,meddocan_dev_design,meddocan_dev_lockbox")
+    fn.add_argument("-o", "--output", default=str(RESULTS / "ner_fold_models_new_text.json"))
+    fn.add_argument("--decider", type=Path, default=None, help="another decision model folder (an experiment)")
+    fn.add_argument("--again", action="store_true", help="score every model again (default: add to the output's)")
     a = sub.add_parser("ablate")
     a.add_argument("--ner-threshold", type=float, default=None)
     a.add_argument("--target-recall", type=float, default=0.975)
@@ -600,7 +704,7 @@ def main() -> int:
     OVERRIDE.update(oof=getattr(args, "oof", None), ner_model=getattr(args, "ner_model", None),
                     fp32=getattr(args, "fp32", False))
     return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate,
-            "profile": profile}[args.cmd](args)
+            "profile": profile, "fold-ners": fold_ners}[args.cmd](args)
 
 
 if __name__ == "__main__":
