@@ -522,9 +522,10 @@ def fold_ners(args: argparse.Namespace) -> int:
     """Does the decision stage meet the same NER on new text as in its training? It trains on the fold models' out-of-
     fold spans of the design notes, and runs behind the NER trained on all of them. Each fold model (``scripts/
     ner_cv.py train``'s packs) and the shipped model score the sets no model saw (the lockbox in aggregate) through
-    the shipped decision model (or ``--decider``'s): the NER's score distributions on identifiers and on other spans, the candidates' and
-    the default pipeline's precision and recall. Each fold model's spans on its own held-out design fold are
-    compared with the kept out-of-fold file too (the packs reproduce it, or were trained otherwise)."""
+    the shipped decision model (or ``--decider``'s): the NER's score distributions on identifiers and on other spans,
+    the candidates' and the default pipeline's precision and recall. Each fold model's spans on its own held-out
+    design fold are compared with the kept out-of-fold file too (the packs reproduce it, or were trained otherwise).
+    The output is written after each model, and a later run adds the models it lacks."""
     from ner_cv import unpack
 
     from processors.evaluation.folds import group_folds
@@ -581,7 +582,6 @@ def fold_ners(args: argparse.Namespace) -> int:
                                      v["ner_scores"]["identifier"].get("mean"))
                                  for k, v in row.items() if "default" in v}}), flush=True)
     OVERRIDE["ner_model"] = None
-    Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
     return 0
 
 

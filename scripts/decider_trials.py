@@ -301,8 +301,9 @@ def trial_table(extra: Extra | None, extra_shift: float | None, fp32_weight: flo
     if extra_shift is not None:
         shift = gold_from_records(generate(1200, 7005, kinds=["icu_shift"]))
         corpora.append(Corpus("synthetic_shift_7005", shift, False, extra_shift))
+    copies = fp32_copy(corpora[0].gold) if fp32_weight is not None else []
     if fp32_weight is not None:
-        corpora.append(Corpus("physionet_design_fp32", fp32_copy(corpora[0].gold), False, fp32_weight))
+        corpora.append(Corpus("physionet_design_fp32", copies, False, fp32_weight))
     extractor = Extractor(Cues(), medical_vocabulary())
     if extra is not None:
         split = extractor.split
@@ -313,9 +314,9 @@ def trial_table(extra: Extra | None, extra_shift: float | None, fp32_weight: flo
 
         object.__setattr__(extractor, "split", split_extra)
     stored = D.stored_for(corpora, threshold)
-    if fp32_weight is not None:
+    if copies:
         _, fp32 = D.read_oof(D.OOF_FP32)
-        stored.update({g.id + FP32_COPY: fp32[g.id][str(threshold)] for g in corpora[0].gold})
+        stored.update({c.id: fp32[g.id][str(threshold)] for c, g in zip(copies, corpora[0].gold, strict=True)})
     table, fold_of_note, corpus_of_note, weight = corpora_table(
         corpora, extractor, stored_ner=stored, options={"ner": D.ner_options(threshold)})
     choose = np.asarray([corpora[c].choose for c in corpus_of_note], dtype=bool)
