@@ -13,6 +13,8 @@
     # 5. the fold models against the shipped NER on new text (the lockbox in aggregate), through the shipped decision
     #    model: does the decision stage meet the NER it was trained on? (scripts/ner_cv.py train's packs)
     .venv/bin/python scripts/decider_cv.py fold-ners [--packs .gpu/packs --variant d --folds 0,1,2,3,4]
+    # 6. the NER alone on the design notes from out-of-fold files (other recipes, seeds, soups), and their union
+    .venv/bin/python scripts/decider_cv.py oof-score FILE [FILE ...] [--union] [-o scripts/results/ner_seed_draws.json]
 
 The lockbox (``processors.evaluation.lockbox``) is never trained on and only scored in aggregate: this script
 prints and writes precision, recall and token counts per label for it, nothing per note.
@@ -162,6 +164,48 @@ def oof_filter(args: argparse.Namespace) -> int:
             r["spans"] = {k: [s for s in v if not only_function_words(t[s["start"]:s["end"]])] for k, v in r["spans"].items()}
             fh.write(json.dumps(r) + "\n")
     print(f"wrote {args.out}")
+    return 0
+
+
+def oof_score(args: argparse.Namespace) -> int:
+    """The NER alone on the design notes, from out-of-fold files: token P / R / fp / fn per file and threshold, and
+    with ``--union`` the spans of all the files together (what running every one of those NERs would give)."""
+    from processors.evaluation.scoring import evaluate
+    from schemas.models import Span
+
+    gold = design_gold()
+    files = [Path(f) for f in args.files]
+    read = {f: read_oof(f) for f in files}
+    thresholds = [t for t in args.thresholds.split(",") if all(t in {str(x) for x in h["thresholds"]}
+                                                                for h, _ in read.values())]
+    if not thresholds:
+        raise SystemExit(f"no threshold of {args.thresholds} is in every file")
+
+    def counts(spans: Mapping[str, Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        r = evaluate(gold, {g.id: [Span.model_validate(x) for x in spans[g.id]] for g in gold})
+        return {"precision": None if r.precision is None else round(r.precision, 4),  # None: nothing found
+                "recall": None if r.recall is None else round(r.recall, 4), "fp": r.fp, "fn": r.fn}
+
+    out: dict[str, Any] = {"what": "the NER alone on the PhysioNet design notes, out of fold (token counts)",
+                           "date": time.strftime("%Y-%m-%d"), "command": " ".join(["scripts/decider_cv.py", *sys.argv[1:]]),
+                           "files": {}}
+    for f, (header, rows) in read.items():
+        out["files"][str(f)] = {"recipe": header.get("recipe"), "packs_variant": header.get("packs_variant"),
+                                **{t: counts({i: rows[i][t] for i in rows}) for t in thresholds}}
+        print(json.dumps({"file": f.name, **{t: out["files"][str(f)][t] for t in thresholds}}), flush=True)
+    if args.union and len(files) > 1:
+        union: dict[str, Any] = {}
+        for t in thresholds:
+            merged: dict[str, list[dict[str, Any]]] = {}
+            for _, rows in read.values():
+                for i, spans in rows.items():
+                    seen = merged.setdefault(i, [])
+                    seen.extend(x for x in spans[t] if x not in seen)
+            union[t] = counts(merged)
+        out["union"] = union
+        print(json.dumps({"union": union}), flush=True)
+    if args.output:
+        Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
 
@@ -655,6 +699,11 @@ def main() -> int:
     o.add_argument("--threads", type=int, default=2, help="torch threads per process")
     o.add_argument("--recipe", default="scripts/ner_cv.py train --steps 400 --lr 1e-4 --repeat 3 (stage-2 base), "
                    "CPU int8 inference", help="how the packs were trained (written into the header)")
+    sc = sub.add_parser("oof-score", help="the NER alone on the design notes from out-of-fold files")
+    sc.add_argument("files", nargs="+")
+    sc.add_argument("--thresholds", default="0.08,0.03,0.005")
+    sc.add_argument("--union", action="store_true", help="also the spans of all the files together")
+    sc.add_argument("-o", "--output", default=None)
     t = sub.add_parser("train")
     t.add_argument("--ner-threshold", type=float, default=None)
     t.add_argument("--target-recall", type=float, default=0.975)
@@ -704,7 +753,7 @@ def main() -> int:
     OVERRIDE.update(oof=getattr(args, "oof", None), ner_model=getattr(args, "ner_model", None),
                     fp32=getattr(args, "fp32", False))
     return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate,
-            "profile": profile, "fold-ners": fold_ners}[args.cmd](args)
+            "profile": profile, "fold-ners": fold_ners, "oof-score": oof_score}[args.cmd](args)
 
 
 if __name__ == "__main__":

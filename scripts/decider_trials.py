@@ -9,11 +9,16 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
     # seed_ensemble, ner_noise
+    # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
+    # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
+    .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
+    # ner_noise with the second rows from another out-of-fold file (default: the float32 path's)
+    .venv/bin/python scripts/decider_trials.py cv --trial ner_noise --copy-oof FILE.jsonl.gz --name N
     # other rules for the folds' thresholds (recall targets, a cost of a missed token) on the shipped configuration
     .venv/bin/python scripts/decider_trials.py thresholds [--seeds 13,1,2,3]
     # the protocol's second step: the trial and the shipped configuration, each retrained with every seed, on every
     # set (the lockbox in aggregate), means over the seeds
-    .venv/bin/python scripts/decider_trials.py lockbox-seeds --trial baseline|T [--seeds 13,1,2,3]
+    .venv/bin/python scripts/decider_trials.py lockbox-seeds --trial baseline|T [--seeds 13,1,2,3] [--oof F --ner-model D]
     # the one trial that reached the lockbox: retrain both models with it and score every set (aggregates only;
     # the shipped models stay untouched: the trial's go to a temporary folder)
     .venv/bin/python scripts/decider_trials.py lockbox --trial abbreviations
@@ -273,6 +278,8 @@ TRIALS: dict[str, Trial] = {
 
 
 FP32_COPY = "#fp32"
+#: the out-of-fold file of the design notes' second rows (``--copy-oof``; default: the float32 path's)
+COPY_OOF: dict[str, Path] = {"path": D.OOF_FP32}
 
 
 def fp32_copy(gold: Sequence[Any]) -> list[Any]:
@@ -315,7 +322,7 @@ def trial_table(extra: Extra | None, extra_shift: float | None, fp32_weight: flo
         object.__setattr__(extractor, "split", split_extra)
     stored = D.stored_for(corpora, threshold)
     if copies:
-        _, fp32 = D.read_oof(D.OOF_FP32)
+        _, fp32 = D.read_oof(COPY_OOF["path"])
         stored.update({c.id: fp32[g.id][str(threshold)] for c, g in zip(copies, corpora[0].gold, strict=True)})
     table, fold_of_note, corpus_of_note, weight = corpora_table(
         corpora, extractor, stored_ner=stored, options={"ner": D.ner_options(threshold)})
@@ -423,8 +430,11 @@ def cv(args: argparse.Namespace) -> int:
             finally:
                 T.FEATURES = FEATURES
     out = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
-    out[args.trial] = {"date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
-                       "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]), "runs": runs}
+    out[args.name or args.trial] = {
+        "date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
+        "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]),
+        **({"ner": {"oof": str(D.OVERRIDE["oof"]), "model": str(D.OVERRIDE["ner_model"])}} if D.OVERRIDE["oof"] else {}),
+        **({"copy_oof": str(COPY_OOF["path"])} if trial.fp32_rows else {}), "runs": runs}
     Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
@@ -515,6 +525,8 @@ def lockbox(args: argparse.Namespace) -> int:
 
 
 SEEDS_RESULTS = D.RESULTS / "decider_lockbox_seeds.json"
+#: this run's command-line arguments (lockbox-seeds rewrites sys.argv for decider_cv's commands)
+ARGV: list[str] = []
 
 
 def lockbox_seeds(args: argparse.Namespace) -> int:
@@ -526,6 +538,9 @@ def lockbox_seeds(args: argparse.Namespace) -> int:
 
     trial = lockbox_trial(args.trial)
     seeds = [int(x) for x in args.seeds.split(",")]
+    # another NER (its out-of-fold spans and its model; decider_cv's train resets the override from its arguments)
+    ner = ([] if D.OVERRIDE["oof"] is None else
+           ["--oof", str(D.OVERRIDE["oof"]), "--ner-model", str(D.OVERRIDE["ner_model"])])
     runs: dict[str, dict[str, Any]] = {}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, trial.patch():
@@ -533,7 +548,7 @@ def lockbox_seeds(args: argparse.Namespace) -> int:
         for seed in seeds:
             folder = Path(tmp) / f"decider-{seed}"
             sys.argv = ["decider_cv.py", "train", "--which", "with_ner", "--params", json.dumps({"seed": seed}),
-                        "--out", str(folder), "--report", str(Path(tmp) / f"cv-{seed}.json")]
+                        "--out", str(folder), "--report", str(Path(tmp) / f"cv-{seed}.json"), *ner]
             if D.main():
                 return 1
             options = {"ner": D.ner_options(threshold), "decide": {"model_dir": str(folder)}}
@@ -546,20 +561,26 @@ def lockbox_seeds(args: argparse.Namespace) -> int:
     means = {name: {k: round(float(np.mean([runs[str(sd)][name][k] for sd in seeds])), 4)
                     for k in ("precision", "recall", "fp", "fn")} for name in runs[str(seeds[0])]}
     out = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
-    out[args.trial] = {"date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
-                       "command": f"scripts/decider_trials.py lockbox-seeds --trial {args.trial} --seeds {args.seeds}",
-                       "seeds": seeds, "runs": runs, "means": means}
+    out[args.name or args.trial] = {
+        "date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
+        "command": " ".join(["scripts/decider_trials.py", *ARGV]),
+        "ner": {"oof": str(D.OVERRIDE["oof"]), "model": str(D.OVERRIDE["ner_model"])} if ner else "shipped",
+        "seeds": seeds, "runs": runs, "means": means}
     Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
 
 def main() -> int:
+    ARGV[:] = sys.argv[1:]
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("cv")
     c.add_argument("--trial", choices=sorted(TRIALS), required=True)
     c.add_argument("--seeds", default="13,1,2,3", help="LightGBM seeds (13: the shipped one)")
     c.add_argument("-o", "--output", default=str(RESULTS))
+    c.add_argument("--copy-oof", type=Path, default=D.OOF_FP32,
+                   help="ner_noise: the out-of-fold file of the second rows (default: the float32 path's; e.g. fold "
+                        "models of another training seed)")
     tr = sub.add_parser("thresholds")
     tr.add_argument("--seeds", default="13,1,2,3", help="LightGBM seeds (13: the shipped one)")
     tr.add_argument("-o", "--output", default=str(RESULTS))
@@ -570,7 +591,19 @@ def main() -> int:
     lb = sub.add_parser("lockbox")
     lb.add_argument("--trial", choices=sorted(TRIALS), required=True)
     lb.add_argument("-o", "--output", default=str(D.RESULTS / "decider_trial_abbreviations_quality.json"))
+    for p in (c, ls):
+        p.add_argument("--name", default=None, help="the key of the run in the output (default: the trial's name)")
+        p.add_argument("--oof", type=Path, default=None,
+                       help="another NER's out-of-fold file of the design notes (default: the shipped recipe's)")
+        p.add_argument("--ner-model", type=Path, default=None,
+                       help="that NER's model on all design notes: the other corpora's and the sets' NER spans")
     args = ap.parse_args()
+    if getattr(args, "oof", None) is not None or getattr(args, "ner_model", None) is not None:
+        if args.oof is None or args.ner_model is None:
+            raise SystemExit("--oof and --ner-model go together: the out-of-fold spans and the model they stand for")
+        D.OVERRIDE.update(oof=args.oof, ner_model=args.ner_model)
+    if getattr(args, "copy_oof", None) is not None:
+        COPY_OOF["path"] = args.copy_oof
     return {"cv": cv, "thresholds": threshold_rules, "lockbox": lockbox, "lockbox-seeds": lockbox_seeds}[args.cmd](args)
 
 

@@ -10,6 +10,11 @@
     # 3. here: unpack (embeddings back from the base, checked by hash), run the detection pipeline on every
     #    held-out fold with its fold's model, pool the counts, compare with the shipped model on the same notes
     .venv/bin/python scripts/ner_cv.py score --packs DIR [-o scripts/results/ner_cv_physionet.json]
+    # a soup (Wortsman et al. 2022): the weights of several trainings of one fold averaged (seeds of the same recipe
+    # from the same base), one model's cost at inference; packs named {variant}fold{k}.tar in, {out-variant}... out
+    .venv/bin/python scripts/ner_cv.py soup --packs .gpu/packs --variants d,e --out-variant s [--folds 0,1,2,3,4]
+    # a pack as a full model folder (e.g. the `all` model behind decider_trials.py --ner-model)
+    .venv/bin/python scripts/ner_cv.py unpack --pack .gpu/packs/sfoldall.tar --out .gpu/models/sfoldall
 
 The fold models must not start from the shipped model: it is stage 3, trained on every dev note, so a fold model
 built on it would have seen its held-out patients. ``train`` starts from ``.gpu/base`` (the stage-2 weights of git
@@ -276,6 +281,85 @@ def _summary(result: Any) -> dict[str, Any]:
         "per_label_precision": {lab: c.get("precision") for lab, c in d["per_label"].items()}}
 
 
+def average_packs(packs: list[Path], dest: Path, run: dict[str, Any]) -> dict[str, Any]:
+    """One pack whose weights are the mean of ``packs``' (float32 sums, stored in the members' dtype).
+
+    The members must be the same architecture, trained from the same base with the same frozen word-piece
+    embeddings (checked by their ``embedding.sha256``); config and metadata come from the first."""
+    from safetensors.torch import load_file, save_file
+
+    if len(packs) < 2:
+        raise SystemExit("a soup needs at least two packs")
+    members: list[dict[str, Any]] = []
+    digests: set[str] = set()
+    total: dict[str, Any] = {}
+    dtypes: dict[str, Any] = {}
+    tmp = dest.with_suffix(".d")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for i, pack in enumerate(packs):
+        part = tmp / f"member{i}"
+        with tarfile.open(pack) as tar:
+            tar.extractall(part, filter="data")
+        digests.add((part / "embedding.sha256").read_text().strip())
+        tensors = load_file(str(part / "model.safetensors"))
+        if total and set(tensors) != set(total):
+            raise SystemExit(f"{pack.name}: other tensors than {packs[0].name}'s")
+        for name, t in tensors.items():
+            if name in total and t.shape != total[name].shape:
+                raise SystemExit(f"{pack.name}: {name} is {tuple(t.shape)}, not {tuple(total[name].shape)}")
+            dtypes.setdefault(name, t.dtype)
+            total[name] = t.float() if name not in total else total[name] + t.float()
+        member = json.loads((part / "run.json").read_text()) if (part / "run.json").is_file() else {}
+        members.append({"pack": pack.name, "seed": member.get("args", {}).get("seed"), "fold": member.get("fold")})
+    if len(digests) != 1:
+        raise SystemExit("the packs' word-piece embeddings differ: not trainings of one base")
+    mean = {name: (t / len(packs)).to(dtypes[name]).contiguous() for name, t in total.items()}
+    first = tmp / "member0"
+    out = tmp / "out"
+    out.mkdir()
+    save_file(mean, str(out / "model.safetensors"), metadata={"format": "pt"})
+    shutil.copy(first / "config.json", out / "config.json")
+    meta = json.loads((first / "deidstream_ner.json").read_text())
+    meta["name"] = dest.stem
+    meta["soup_of"] = members
+    (out / "deidstream_ner.json").write_text(json.dumps(meta, indent=2) + "\n")
+    (out / "embedding.sha256").write_text(digests.pop())
+    run = {**run, "soup_of": members}
+    (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(dest, "w") as tar:
+        for f in sorted(out.iterdir()):
+            tar.add(f, arcname=f.name)
+    shutil.rmtree(tmp)
+    return run
+
+
+def soup(args: argparse.Namespace) -> int:
+    """Per fold, the mean of the variants' weights: ``{v}fold{k}.tar`` for each v -> ``{out}fold{k}.tar``."""
+    packs = Path(args.packs)
+    variants = args.variants.split(",")
+    for fold in args.folds.split(","):
+        dest = packs / f"{args.out_variant}fold{fold}.tar"
+        run = average_packs([packs / f"{v}fold{fold}.tar" for v in variants], dest,
+                            {"fold": fold, "command": f"scripts/ner_cv.py soup --variants {args.variants} --folds {fold}"})
+        print(json.dumps({"wrote": str(dest), "members": run["soup_of"]}), flush=True)
+    return 0
+
+
+def pack_model(args: argparse.Namespace) -> int:
+    """A model folder (e.g. the shipped NER, the recipe's ``all`` model) as a pack, to be a soup's member."""
+    run = {"fold": "all", "model_dir": str(args.model_dir), "args": {"seed": args.seed}}
+    out = _pack(Path(args.model_dir), Path(args.out), run)
+    print(json.dumps({"wrote": args.out, **out}))
+    return 0
+
+
+def unpack_cmd(args: argparse.Namespace) -> int:
+    print(json.dumps({"wrote": str(unpack(Path(args.pack), Path(args.out)))}))
+    return 0
+
+
 def score(args: argparse.Namespace) -> int:
     from processors.evaluation.folds import splits
     from processors.evaluation.gold import load_gold, load_label_map
@@ -369,9 +453,22 @@ def main() -> int:
     s.add_argument("--variant", default="", help="prefix of the pack names")
     s.add_argument("--threshold", type=float, default=None, help="NER threshold of the retrained models")
     s.add_argument("-o", "--output", default=str(REPO / "scripts/results/ner_cv_physionet.json"))
+    u = sub.add_parser("soup", help="per fold, the mean of several variants' weights (a model soup)")
+    u.add_argument("--packs", default=str(WORK / "packs"))
+    u.add_argument("--variants", required=True, help="comma-separated pack prefixes, e.g. d,e")
+    u.add_argument("--out-variant", required=True)
+    u.add_argument("--folds", default="0,1,2,3,4")
+    m = sub.add_parser("pack", help="a model folder as a pack (its weights less the frozen word-piece embeddings)")
+    m.add_argument("--model-dir", default=str(SHIPPED))
+    m.add_argument("--out", required=True)
+    m.add_argument("--seed", type=int, default=13, help="the seed it was trained with (recorded)")
+    un = sub.add_parser("unpack", help="a pack as a full model folder (the word-piece embeddings from the shipped model)")
+    un.add_argument("--pack", required=True)
+    un.add_argument("--out", required=True)
     args = ap.parse_args()
     return {"prepare": prepare, "train": train_folds, "score": score, "score-one": score_one,
-            "carry": carry, "uncarry": uncarry}[args.cmd](args)
+            "carry": carry, "uncarry": uncarry, "soup": soup, "pack": pack_model,
+            "unpack": unpack_cmd}[args.cmd](args)
 
 
 if __name__ == "__main__":

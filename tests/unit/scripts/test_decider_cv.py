@@ -4,6 +4,8 @@ README, Quality)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Any
 
 from paths import REPO, load_script
 
@@ -30,3 +32,41 @@ def test_when_the_ner_scores_are_summed_up_then_spans_touching_an_identifier_cou
     assert out["other"]["q50"] == round((0.6 + 0.01) / 2, 4)
     # a note without NER spans adds nothing; no spans at all: counts only
     assert cv.score_stats(gold, {}) == {"identifier": {"spans": 0}, "other": {"spans": 0}}
+
+
+def _oof(path: Path, spans: dict[str, dict[str, list[dict[str, object]]]]) -> Path:
+    import gzip
+    import json
+
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"thresholds": [0.03, 0.005], "recipe": path.stem}) + "\n")
+        for i, s in spans.items():
+            fh.write(json.dumps({"id": i, "fold": 0, "spans": s}) + "\n")
+    return path
+
+
+def _ner(start: int, end: int, score: float) -> dict[str, object]:
+    return {**_span(start, end, score), "source": "ner"}
+
+
+def test_when_two_ners_out_of_fold_files_are_scored_then_their_union_finds_what_either_found(
+        monkeypatch: Any, tmp_path: Path) -> None:
+    import argparse
+    import json
+
+    text = "Seen by SMITH and Jones today."
+    smith, jones = text.index("SMITH"), text.index("Jones")
+    gold = [GoldNote(id="a", text=text, spans=(GoldSpan(smith, smith + 5, "NAME"), GoldSpan(jones, jones + 5, "NAME")))]
+    monkeypatch.setattr(cv, "design_gold", lambda: gold)
+    one = _oof(tmp_path / "one.jsonl.gz", {"a": {"0.03": [], "0.005": [_ner(smith, smith + 5, 0.01)]}})
+    two = _oof(tmp_path / "two.jsonl.gz", {"a": {"0.03": [], "0.005": [_ner(smith, smith + 5, 0.02),
+                                                                      _ner(0, 4, 0.01)]}})
+    out = tmp_path / "scores.json"
+    args = argparse.Namespace(files=[str(one), str(two)], thresholds="0.03,0.005,0.5", union=True, output=str(out))
+    assert cv.oof_score(args) == 0
+    got = json.loads(out.read_text())
+    assert got["files"][str(one)]["0.005"] == {"precision": 1.0, "recall": 0.5, "fp": 0, "fn": 1}
+    assert got["files"][str(two)]["0.005"] == {"precision": 0.5, "recall": 0.5, "fp": 1, "fn": 1}
+    assert got["files"][str(one)]["0.03"]["fn"] == 2 and "0.5" not in got["files"][str(one)]  # only thresholds both have
+    # a token both found counts once
+    assert got["union"]["0.005"] == {"precision": 0.5, "recall": 0.5, "fp": 1, "fn": 1}

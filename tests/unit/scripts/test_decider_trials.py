@@ -4,6 +4,8 @@ was (the trials themselves run for minutes on the training corpora: README, Qual
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Any
 
 from paths import REPO, load_script
 
@@ -112,3 +114,18 @@ def test_when_the_ner_noise_trial_copies_the_design_notes_then_each_copy_keeps_i
     assert [c.group for c in copies] == [n.group for n in design]
     assert group_folds(copies, 3, 0) == group_folds(design, 3, 0)  # what corpora_table gives each corpus
     assert not any(in_lockbox(c) for c in copies)  # a copy of a design note is no lockbox note
+
+
+def test_when_another_ners_spans_are_given_without_its_model_then_the_run_is_refused_and_nothing_is_overridden(
+        monkeypatch: Any, tmp_path: Path) -> None:
+    import pytest
+
+    D = trials.D
+    monkeypatch.setattr(D, "OVERRIDE", {"oof": None, "ner_model": None, "fp32": False})
+    out = tmp_path / "trials.json"
+    for extra in (["--oof", str(tmp_path / "oof.jsonl.gz")], ["--ner-model", str(tmp_path / "model")]):
+        monkeypatch.setattr(sys, "argv", ["decider_trials.py", "cv", "--trial", "baseline", "-o", str(out), *extra])
+        with pytest.raises(SystemExit, match="go together"):
+            trials.main()
+        assert D.OVERRIDE["oof"] is None and D.OVERRIDE["ner_model"] is None
+    assert not out.exists()

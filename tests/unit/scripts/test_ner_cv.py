@@ -46,3 +46,61 @@ def test_when_the_stage_2_model_is_in_the_history_then_the_written_base_is_it(ne
     assert meta["notes"] == 6000 and not meta["data"]  # stage 2: synthetic notes only
     ner_cv.check_base(base)
     assert sorted(p.name for p in base.iterdir()) == sorted(ner_cv._MODEL_FILES)
+
+
+def _pack(ner_cv: Any, tmp_path: Path, name: str, tensors: dict[str, Any], embedding: str = "e" * 64,
+          seed: int = 13) -> Path:
+    import tarfile
+
+    from safetensors.torch import save_file
+
+    folder = tmp_path / f"{name}.src"
+    folder.mkdir()
+    save_file(tensors, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text('{"model_type": "bert"}')
+    (folder / "deidstream_ner.json").write_text(json.dumps({"name": name, "data": []}))
+    (folder / "embedding.sha256").write_text(embedding)
+    (folder / "run.json").write_text(json.dumps({"fold": "0", "args": {"seed": seed}}))
+    pack = tmp_path / f"{name}.tar"
+    with tarfile.open(pack, "w") as tar:
+        for f in sorted(folder.iterdir()):
+            tar.add(f, arcname=f.name)
+    return pack
+
+
+def test_when_two_trainings_are_souped_then_each_weight_is_their_mean_in_their_dtype(
+        ner_cv: Any, tmp_path: Path) -> None:
+    import tarfile
+
+    import torch
+    from safetensors.torch import load_file
+
+    a = _pack(ner_cv, tmp_path, "dfold0", {"w": torch.tensor([1.0, 2.0, 0.5], dtype=torch.float16),
+                                           "b": torch.tensor([0.0, 4.0])}, seed=13)
+    b = _pack(ner_cv, tmp_path, "efold0", {"w": torch.tensor([3.0, 2.0, 1.5], dtype=torch.float16),
+                                           "b": torch.tensor([1.0, -4.0])}, seed=7)
+    run = ner_cv.average_packs([a, b], tmp_path / "out" / "sfold0.tar", {"fold": "0"})
+    assert [m["seed"] for m in run["soup_of"]] == [13, 7]
+    with tarfile.open(tmp_path / "out" / "sfold0.tar") as tar:
+        tar.extractall(tmp_path / "got", filter="data")
+    got = load_file(str(tmp_path / "got" / "model.safetensors"))
+    assert got["w"].dtype == torch.float16 and got["w"].tolist() == [2.0, 2.0, 1.0]
+    assert got["b"].dtype == torch.float32 and got["b"].tolist() == [0.5, 0.0]
+    meta = json.loads((tmp_path / "got" / "deidstream_ner.json").read_text())
+    assert meta["name"] == "sfold0" and [m["pack"] for m in meta["soup_of"]] == ["dfold0.tar", "efold0.tar"]
+    assert (tmp_path / "got" / "embedding.sha256").read_text() == "e" * 64
+
+
+def test_when_the_members_are_not_trainings_of_one_base_then_the_soup_is_refused(
+        ner_cv: Any, tmp_path: Path) -> None:
+    import torch
+
+    a = _pack(ner_cv, tmp_path, "dfold0", {"w": torch.zeros(3)})
+    other_embeddings = _pack(ner_cv, tmp_path, "efold0", {"w": torch.ones(3)}, embedding="f" * 64)
+    other_shape = _pack(ner_cv, tmp_path, "ffold0", {"w": torch.ones(4)})
+    with pytest.raises(SystemExit, match="embeddings differ"):
+        ner_cv.average_packs([a, other_embeddings], tmp_path / "x.tar", {})
+    with pytest.raises(SystemExit, match="is \\(4,\\), not \\(3,\\)"):
+        ner_cv.average_packs([a, other_shape], tmp_path / "y.tar", {})
+    with pytest.raises(SystemExit, match="at least two"):
+        ner_cv.average_packs([a], tmp_path / "z.tar", {})
