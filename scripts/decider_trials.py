@@ -278,6 +278,11 @@ TRIALS: dict[str, Trial] = {
 
 
 FP32_COPY = "#fp32"
+
+
+def other_ner() -> dict[str, str]:
+    """The NER a run used instead of the shipped recipe's (``--oof``, ``--ner-model``), as recorded in the output."""
+    return {"oof": str(D.OVERRIDE["oof"]), "model": str(D.OVERRIDE["ner_model"])}
 #: the out-of-fold file of the design notes' second rows (``--copy-oof``; default: the float32 path's)
 COPY_OOF: dict[str, Path] = {"path": D.OOF_FP32}
 
@@ -433,7 +438,7 @@ def cv(args: argparse.Namespace) -> int:
     out[args.name or args.trial] = {
         "date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
         "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]),
-        **({"ner": {"oof": str(D.OVERRIDE["oof"]), "model": str(D.OVERRIDE["ner_model"])}} if D.OVERRIDE["oof"] else {}),
+        **({"ner": other_ner()} if D.OVERRIDE["oof"] else {}),
         **({"copy_oof": str(COPY_OOF["path"])} if trial.fp32_rows else {}), "runs": runs}
     Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
     return 0
@@ -525,8 +530,6 @@ def lockbox(args: argparse.Namespace) -> int:
 
 
 SEEDS_RESULTS = D.RESULTS / "decider_lockbox_seeds.json"
-#: this run's command-line arguments (lockbox-seeds rewrites sys.argv for decider_cv's commands)
-ARGV: list[str] = []
 
 
 def lockbox_seeds(args: argparse.Namespace) -> int:
@@ -538,6 +541,7 @@ def lockbox_seeds(args: argparse.Namespace) -> int:
 
     trial = lockbox_trial(args.trial)
     seeds = [int(x) for x in args.seeds.split(",")]
+    command = " ".join(["scripts/decider_trials.py", *sys.argv[1:]])  # before sys.argv is rewritten for decider_cv
     # another NER (its out-of-fold spans and its model; decider_cv's train resets the override from its arguments)
     ner = ([] if D.OVERRIDE["oof"] is None else
            ["--oof", str(D.OVERRIDE["oof"]), "--ner-model", str(D.OVERRIDE["ner_model"])])
@@ -563,15 +567,14 @@ def lockbox_seeds(args: argparse.Namespace) -> int:
     out = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
     out[args.name or args.trial] = {
         "date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
-        "command": " ".join(["scripts/decider_trials.py", *ARGV]),
-        "ner": {"oof": str(D.OVERRIDE["oof"]), "model": str(D.OVERRIDE["ner_model"])} if ner else "shipped",
+        "command": command,
+        "ner": other_ner() if ner else "shipped",
         "seeds": seeds, "runs": runs, "means": means}
     Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
 
 def main() -> int:
-    ARGV[:] = sys.argv[1:]
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("cv")

@@ -117,6 +117,13 @@ def prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tar_folder(folder: Path, dest: Path) -> None:
+    """A pack: the folder's files, sorted, at the tar's top level."""
+    with tarfile.open(dest, "w") as tar:
+        for f in sorted(folder.iterdir()):
+            tar.add(f, arcname=f.name)
+
+
 def _pack(model_dir: Path, dest: Path, run: dict[str, Any]) -> dict[str, Any]:
     from safetensors.torch import load_file, save_file
 
@@ -130,9 +137,7 @@ def _pack(model_dir: Path, dest: Path, run: dict[str, Any]) -> dict[str, Any]:
         shutil.copy(model_dir / name, tmp / name)
     (tmp / "embedding.sha256").write_text(digest)
     (tmp / "run.json").write_text(json.dumps(run, indent=2) + "\n")
-    with tarfile.open(dest, "w") as tar:
-        for f in sorted(tmp.iterdir()):
-            tar.add(f, arcname=f.name)
+    _tar_folder(tmp, dest)
     shutil.rmtree(tmp)
     return {"embedding_sha256": digest}
 
@@ -328,9 +333,7 @@ def average_packs(packs: list[Path], dest: Path, run: dict[str, Any]) -> dict[st
     run = {**run, "soup_of": members}
     (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(dest, "w") as tar:
-        for f in sorted(out.iterdir()):
-            tar.add(f, arcname=f.name)
+    _tar_folder(out, dest)
     shutil.rmtree(tmp)
     return run
 
