@@ -10,6 +10,8 @@
     # 3. here: unpack (embeddings back from the base, checked by hash), run the detection pipeline on every
     #    held-out fold with its fold's model, pool the counts, compare with the shipped model on the same notes
     .venv/bin/python scripts/ner_cv.py score --packs DIR [-o scripts/results/ner_cv_physionet.json]
+    # surrogate copies (issue 25): prepare --surrogates 2, then train --repeat 3 --surrogate-repeats 2 trains on
+    # the design notes once as they are and twice with every identifier replaced by a new surrogate
     # a soup (Wortsman et al. 2022): the weights of several trainings of one fold averaged (seeds of the same recipe
     # from the same base), one model's cost at inference; packs named {variant}fold{k}.tar in, {out-variant}... out
     .venv/bin/python scripts/ner_cv.py soup --packs .gpu/packs --variants d,e --out-variant s [--folds 0,1,2,3,4]
@@ -111,10 +113,30 @@ def prepare(args: argparse.Namespace) -> int:
                       "subtype": None if s.subtype is None else str(s.subtype), "text": g.text[s.start:s.end]}
                      for s in g.spans]
             fh.write(json.dumps({"id": g.id, "text": g.text, "spans": spans, "patient_group": g.group}) + "\n")
+    write_surrogates(args.surrogates)
     write_base()
     print(f"wrote {WORK}/mix.jsonl ({len(examples)} notes), physionet.jsonl ({len(gold)} notes) and the stage-2 base "
           f"model ({BASE}, from git {STAGE2_COMMIT})")
     return 0
+
+
+def surrogate_file(r: int) -> Path:
+    return WORK / f"physionet_sur{r}.jsonl"
+
+
+def write_surrogates(n: int) -> None:
+    """``n`` copies of the design notes with every identifier replaced by a surrogate
+    (:func:`processors.training.ner.surrogate_copy`; copy ``r``'s secret ``ner-cv-surrogates-r``, each patient's
+    surrogates consistent across its notes), ids ``ID#surR``, the same patient groups (so the same folds)."""
+    from processors.training.ner import surrogate_copy
+
+    records = [json.loads(line) for line in (WORK / "physionet.jsonl").read_text(encoding="utf-8").splitlines()]
+    for r in range(1, n + 1):
+        secret = f"ner-cv-surrogates-{r}".encode()
+        with surrogate_file(r).open("w", encoding="utf-8") as fh:
+            for rec in records:
+                copy = surrogate_copy(rec, secret, str(rec["patient_group"]))
+                fh.write(json.dumps({**copy, "id": f"{rec['id']}#sur{r}"}) + "\n")
 
 
 def _tar_folder(folder: Path, dest: Path) -> None:
@@ -164,12 +186,20 @@ def train_folds(args: argparse.Namespace) -> int:
     for fold in args.folds.split(","):
         t0 = time.perf_counter()
         model_dir = Path("/tmp/ner_cv") / f"{args.variant}fold{fold}"
-        data = [mix] + [WORK / "physionet.jsonl"] * args.repeat
+        if not 0 <= args.surrogate_repeats <= args.repeat:
+            raise SystemExit("--surrogate-repeats must be between 0 and --repeat")
+        missing = [str(surrogate_file(r)) for r in range(1, args.surrogate_repeats + 1) if not surrogate_file(r).is_file()]
+        if missing:
+            raise SystemExit(f"no {', '.join(missing)}: run prepare --surrogates {args.surrogate_repeats} first")
+        # of the design notes' repeats, the last --surrogate-repeats are their surrogate copies
+        data = ([mix] + [WORK / "physionet.jsonl"] * (args.repeat - args.surrogate_repeats)
+                + [surrogate_file(r) for r in range(1, args.surrogate_repeats + 1)])
         cfg = TrainConfig(
             data=data, out=model_dir, base_model=str(base), max_steps=args.steps, lr=args.lr, batch_size=args.batch_size,
             max_length=512, seed=args.seed, subtypes=["NAME"], device="auto", threads=args.threads, fold=None if fold == "all" else f"{fold}/{K}",
             command=(f"scripts/ner_cv.py train --steps {args.steps} --lr {args.lr} --repeat {args.repeat} --folds {fold}"
                      + (f" --seed {args.seed}" if args.seed != 13 else "")
+                     + (f" --surrogate-repeats {args.surrogate_repeats}" if args.surrogate_repeats else "")
                      + (f" --shift-max {args.shift_max}" if args.shift_max is not None else "")
                      + (f" --synthetic-max {args.synthetic_max}" if args.synthetic_max is not None else "")),
         )
@@ -198,7 +228,8 @@ def carry(args: argparse.Namespace) -> int:
     CARRY.mkdir(exist_ok=True)
     with (WORK / "mix.jsonl").open("rb") as src, gzip.open(CARRY / "mix.jsonl.gz", "wb", compresslevel=6) as dst:
         shutil.copyfileobj(src, dst)
-    shutil.copy(WORK / "physionet.jsonl", CARRY / "physionet.jsonl")
+    for f in [WORK / "physionet.jsonl", *sorted(WORK.glob("physionet_sur*.jsonl"))]:
+        shutil.copy(f, CARRY / f.name)
     base = CARRY / "base"
     base.mkdir(exist_ok=True)
     tensors = load_file(str(BASE / "model.safetensors"))
@@ -226,7 +257,8 @@ def uncarry(args: argparse.Namespace) -> int:
     BASE.mkdir(exist_ok=True)
     with gzip.open(CARRY / "mix.jsonl.gz", "rb") as src, (WORK / "mix.jsonl").open("wb") as dst:
         shutil.copyfileobj(src, dst)
-    shutil.copy(CARRY / "physionet.jsonl", WORK / "physionet.jsonl")
+    for f in [CARRY / "physionet.jsonl", *sorted(CARRY.glob("physionet_sur*.jsonl"))]:
+        shutil.copy(f, WORK / f.name)
     tensors = load_file(str(CARRY / "base/model.safetensors"))
     tensors[EMBED] = load_file(str(SHIPPED / "model.safetensors"))[EMBED].to(torch.float16)
     save_file(tensors, str(BASE / "model.safetensors"), metadata={"format": "pt"})
@@ -429,12 +461,16 @@ def main() -> int:
     p.add_argument("--shift", type=int, default=3000)
     p.add_argument("--negatives", type=float, default=0.35)
     p.add_argument("--dev", type=Path, default=DEV)
+    p.add_argument("--surrogates", type=int, default=0, help="also write N copies of the design notes with "
+                   "surrogate identifiers (physionet_surR.jsonl; train --surrogate-repeats)")
     t = sub.add_parser("train")
     t.add_argument("--out", required=True)
     t.add_argument("--steps", type=int, default=1500)
     t.add_argument("--lr", type=float, default=1e-4)
     t.add_argument("--batch-size", type=int, default=16)
     t.add_argument("--repeat", type=int, default=3)
+    t.add_argument("--surrogate-repeats", type=int, default=0, help="of the design notes' --repeat copies, this many "
+                   "are prepare --surrogates' copies with surrogate identifiers instead of the notes themselves")
     t.add_argument("--folds", default="0,1,2,3,4,all")
     t.add_argument("--variant", default="", help="prefix of the pack names")
     t.add_argument("--base", default=str(BASE), help="the model the fold models start from (default: the stage-2 "

@@ -252,6 +252,42 @@ def add_negatives(
     return out
 
 
+def surrogate_copy(record: Mapping[str, Any], secret: bytes, patient_key: str) -> dict[str, Any]:
+    """The note of ``record`` (``{"id", "text", "spans": [{"start", "end", "label", "subtype"?}], ...}``, our labels)
+    with every identifier replaced by the transform step's realistic surrogate for this patient and ``secret``
+    (names from the census lists, dates shifted in their own format, numbers of the same shape), the spans moved
+    with it; other keys are kept. Training on such copies beside the originals shows the model new identifiers in
+    the real notes' contexts, so it learns the context and less the corpus's own surrogate names (issue 25).
+    A span without a realistic form (``[LABEL]``: a date the calendar cannot read) keeps its text; a span that
+    overlaps the one before it is left out of the copy."""
+    from processors.transform.surrogates import shift_days, surrogate_for
+    from schemas.models import Span
+
+    text: str = record["text"]
+    days = shift_days(secret, patient_key, 1, 365)
+    parts: list[str] = []
+    spans: list[dict[str, Any]] = []
+    pos = 0
+    out_len = 0
+    for s in sorted(record["spans"], key=lambda s: (s["start"], s["end"])):
+        start, end = int(s["start"]), int(s["end"])
+        if start < pos:  # overlaps the previous span (already replaced): not a span of the copy
+            continue
+        original = text[start:end]
+        span = Span(start=start, end=end, label=Label(s["label"]), subtype=s.get("subtype"), source="gold")
+        new = surrogate_for(secret, patient_key, span, original, shift=days)
+        if not new.strip() or (new.startswith("[") and new.endswith("]")):
+            new = original
+        gap = text[pos:start]
+        parts += [gap, new]
+        out_len += len(gap)
+        spans.append({**s, "start": out_len, "end": out_len + len(new), **({"text": new} if "text" in s else {})})
+        out_len += len(new)
+        pos = end
+    parts.append(text[pos:])
+    return {**record, "text": "".join(parts), "spans": spans}
+
+
 def piece_classes(offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int, str]]) -> list[str]:
     """BIO tag per word piece: a piece overlapping a span takes its class (``B`` on the span's first piece).
     Spans are sorted by start; where gold spans overlap, the earlier span wins."""

@@ -104,3 +104,42 @@ def test_when_the_members_are_not_trainings_of_one_base_then_the_soup_is_refused
         ner_cv.average_packs([a, other_shape], tmp_path / "y.tar", {})
     with pytest.raises(SystemExit, match="at least two"):
         ner_cv.average_packs([a], tmp_path / "z.tar", {})
+
+
+def test_when_surrogate_copies_are_written_then_they_keep_ids_apart_and_give_the_same_folds(
+        ner_cv: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from processors.evaluation.folds import splits
+    from processors.evaluation.gold import load_gold
+
+    monkeypatch.setattr(ner_cv, "WORK", tmp_path)
+    names = ["Quimby", "Zelnick", "Okonkwo", "Nakashima", "Brannigan"]
+    with (tmp_path / "physionet.jsonl").open("w") as fh:
+        for i in range(20):
+            name = names[i % 5]
+            text = f"Seen by {name} today, stable."
+            fh.write(json.dumps({"id": f"n{i}", "text": text, "patient_group": f"g{i % 6}",
+                                 "spans": [{"start": 8, "end": 8 + len(name), "label": "NAME", "text": name}]}) + "\n")
+    ner_cv.write_surrogates(2)
+    real = load_gold(tmp_path / "physionet.jsonl")
+    for r in (1, 2):
+        copies = load_gold(ner_cv.surrogate_file(r))
+        assert [c.id for c in copies] == [f"{g.id}#sur{r}" for g in real]
+        assert [c.group for c in copies] == [g.group for g in real]
+        assert all(c.text[c.spans[0].start:c.spans[0].end] not in names for c in copies)
+        # the same patients in the same folds: no fold model sees a held-out patient's copy
+        assert [f for f, _ in splits(copies, 3, 0)] == [f for f, _ in splits(real, 3, 0)]
+
+
+def test_when_more_surrogate_repeats_than_repeats_or_no_copies_then_training_is_refused(
+        ner_cv: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    monkeypatch.setattr(ner_cv, "WORK", tmp_path)
+    (tmp_path / "base").mkdir()
+    base = _model(tmp_path / "base", [])
+    args = dict(out=str(tmp_path / "packs"), base=str(base), shift_max=None, synthetic_max=None, folds="0",
+                steps=1, lr=1e-4, repeat=2, surrogate_repeats=3, batch_size=2, variant="x", threads=1, seed=13)
+    with pytest.raises(SystemExit, match="between 0 and --repeat"):
+        ner_cv.train_folds(argparse.Namespace(**args))
+    with pytest.raises(SystemExit, match="prepare --surrogates 1"):
+        ner_cv.train_folds(argparse.Namespace(**{**args, "surrogate_repeats": 1}))

@@ -323,3 +323,49 @@ def test_when_a_fold_is_malformed_then_a_clear_error(tmp_path: Path, fold: str) 
     with pytest.raises((DeidError, ValidationError)):
         TrainConfig(data=[path], out=tmp_path / "m", fold=fold)
         read_examples([path], fold=fold)
+
+
+def test_when_a_note_gets_surrogates_then_every_identifier_is_new_and_its_span_points_at_it() -> None:
+    from processors.training.ner import surrogate_copy
+
+    text = "Seen by Ann Lee on 3/14/2019.\nMRN 12345678. Son Peter called from Springfield."
+    spans = [{"start": 8, "end": 15, "label": "NAME", "text": "Ann Lee"},
+             {"start": 19, "end": 28, "label": "DATE", "text": "3/14/2019"},
+             {"start": 34, "end": 42, "label": "ID", "text": "12345678"},
+             {"start": 48, "end": 53, "label": "NAME", "text": "Peter"},
+             {"start": 66, "end": 77, "label": "LOCATION", "subtype": "CITY", "text": "Springfield"}]
+    assert [text[s["start"]:s["end"]] for s in spans] == [s["text"] for s in spans]
+    record = {"id": "n1", "text": text, "spans": spans, "patient_group": "p7"}
+    copy = surrogate_copy(record, b"secret-1", "p7")
+    assert copy["id"] == "n1" and copy["patient_group"] == "p7"
+    new = [copy["text"][s["start"]:s["end"]] for s in copy["spans"]]
+    assert new == [s["text"] for s in copy["spans"]]  # each span's text is where its offsets say
+    assert [s["label"] for s in copy["spans"]] == ["NAME", "DATE", "ID", "NAME", "LOCATION"]
+    assert copy["spans"][4]["subtype"] == "CITY"
+    for old, s in zip(spans, copy["spans"], strict=True):
+        assert copy["text"][s["start"]:s["end"]] != old["text"]
+    # the text between identifiers is untouched
+    assert copy["text"].startswith("Seen by ") and copy["text"].endswith(".")
+    assert "\nMRN " in copy["text"] and ". Son " in copy["text"] and " called from " in copy["text"]
+    assert len(new[2]) == 8 and new[2].isdigit()  # an ID keeps its shape
+    assert new[1].count("/") == 2  # a date keeps its format
+    # the same secret and patient: the same surrogates (a patient's notes stay consistent); another secret: others
+    assert surrogate_copy(record, b"secret-1", "p7") == copy
+    assert surrogate_copy(record, b"secret-2", "p7")["text"] != copy["text"]
+    # the input is not changed
+    assert record["text"] == text and record["spans"][0]["start"] == 8
+
+
+def test_when_a_date_has_no_surrogate_or_spans_overlap_then_the_text_stays_and_the_overlap_is_left_out() -> None:
+    from processors.training.ner import surrogate_copy
+
+    text = "on 99/99 with Dr Quimby Zelnick"
+    spans = [{"start": 3, "end": 8, "label": "DATE"},  # not a calendar date: no surrogate, the text stays
+             {"start": 17, "end": 31, "label": "NAME"}, {"start": 24, "end": 31, "label": "NAME"}]
+    copy = surrogate_copy({"id": "n", "text": text, "spans": spans}, b"s", "p")
+    assert copy["text"].startswith("on 99/99 with Dr ")
+    assert [(s["start"], s["end"]) for s in copy["spans"]][0] == (3, 8)
+    assert len(copy["spans"]) == 2
+    name = copy["spans"][1]
+    assert copy["text"][name["start"]:name["end"]] not in ("Quimby Zelnick", "")
+    assert name["end"] == len(copy["text"])
