@@ -183,17 +183,17 @@ def train_folds(args: argparse.Namespace) -> int:
                 kept.append(line)
         mix = Path("/tmp") / f"mix_{args.variant}.jsonl"
         mix.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    if not 0 <= args.surrogate_repeats <= args.repeat:
+        raise SystemExit("--surrogate-repeats must be between 0 and --repeat")
+    copies = [surrogate_file(r) for r in range(1, args.surrogate_repeats + 1)]
+    missing = [str(f) for f in copies if not f.is_file()]
+    if missing:
+        raise SystemExit(f"no {', '.join(missing)}: run prepare --surrogates {args.surrogate_repeats} first")
+    # of the design notes' repeats, the last --surrogate-repeats are their surrogate copies
+    data = [mix] + [WORK / "physionet.jsonl"] * (args.repeat - args.surrogate_repeats) + copies
     for fold in args.folds.split(","):
         t0 = time.perf_counter()
         model_dir = Path("/tmp/ner_cv") / f"{args.variant}fold{fold}"
-        if not 0 <= args.surrogate_repeats <= args.repeat:
-            raise SystemExit("--surrogate-repeats must be between 0 and --repeat")
-        missing = [str(surrogate_file(r)) for r in range(1, args.surrogate_repeats + 1) if not surrogate_file(r).is_file()]
-        if missing:
-            raise SystemExit(f"no {', '.join(missing)}: run prepare --surrogates {args.surrogate_repeats} first")
-        # of the design notes' repeats, the last --surrogate-repeats are their surrogate copies
-        data = ([mix] + [WORK / "physionet.jsonl"] * (args.repeat - args.surrogate_repeats)
-                + [surrogate_file(r) for r in range(1, args.surrogate_repeats + 1)])
         cfg = TrainConfig(
             data=data, out=model_dir, base_model=str(base), max_steps=args.steps, lr=args.lr, batch_size=args.batch_size,
             max_length=512, seed=args.seed, subtypes=["NAME"], device="auto", threads=args.threads, fold=None if fold == "all" else f"{fold}/{K}",
