@@ -492,7 +492,9 @@ _ORG_HEADS = {
     "practice": Subtype.CLINIC, "pharmacy": Subtype.CLINIC, "rehab": Subtype.HOSPITAL,
     "rehabilitation": Subtype.HOSPITAL,
 }
-_ORG_INNER = frozenset({"of", "and", "&", "for", "the", "at"})
+#: lower-case words inside an unlisted organisation's name before its head ("Sisters of Charity Hospital"); not "at",
+#: which joins a person or a service to the place ("Dr. Hartley at Mercy Hospital", "PhD at ... Group")
+_ORG_INNER = frozenset({"of", "and", "&", "for", "the"})
 #: heads that also name a service ("cardiac rehab"): an organisation only after a place or a rare word
 _CARE_HEADS = frozenset({"rehab", "rehabilitation"})
 _RARE_ZIPF = 3.0

@@ -236,6 +236,25 @@ def test_when_institution_list_entry_in_text_then_tagged_on_word_boundaries(
         assert surface not in found, (surface, found)
 
 
+@pytest.mark.parametrize(("text", "orgs"), [
+    ("Seen by Dr. John Hartley at Mercy Medical Center today.", ["Mercy Medical Center"]),
+    ("Letter from Jane Poire, PhD at Sunrise Urology Medical Group.", ["Sunrise Urology Medical Group"]),
+    ("Admitted to Sisters of Charity Hospital.", ["Sisters of Charity Hospital"]),
+])
+def test_when_at_joins_a_person_to_an_unlisted_org_then_the_org_span_starts_after_it(
+    detector: DictionaryDetector, text: str, orgs: list[str]
+) -> None:
+    # "at" is not part of an organisation's name before its head: the span neither swallows the person (who would
+    # be relabelled an organisation) nor the preposition
+    spans = detector.detect(_note(text, None))
+    found = sorted(text[s.start:s.end] for s in spans if s.label == "ORGANIZATION")
+    assert set(orgs) <= set(found), found
+    first = text.find(orgs[0])  # no organisation begins before the expected one ("Sisters of Charity" is listed)
+    assert all(s.start >= first for s in spans if s.label == "ORGANIZATION"), found
+    at = text.find(" at ")
+    assert at < 0 or not any(s.start <= at + 1 < s.end for s in spans)
+
+
 def test_when_lone_listed_name_in_caps_line_then_candidate_below_threshold_needs_a_vote(
     detector: DictionaryDetector,
 ) -> None:
