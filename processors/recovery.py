@@ -235,6 +235,19 @@ def _without_blanks(text: str, lo: int, hi: int) -> tuple[int, int]:
     return lo + len(piece) - len(piece.lstrip()), hi - len(piece) + len(piece.rstrip())
 
 
+def line_pieces(start: int, end: int, text: str) -> list[tuple[int, int]]:
+    """``text[start:end]`` split at its line breaks: one range a line that holds a letter or digit, without the blanks
+    at its ends (the whole range when it holds no line break)."""
+    if "\n" not in text[start:end]:
+        return [(start, end)]
+    out = []
+    for m in re.finditer(r"[^\n]+", text[start:end]):
+        lo, hi = _without_blanks(text, start + m.start(), start + m.end())
+        if hi > lo and any(c.isalnum() for c in text[lo:hi]):
+            out.append((lo, hi))
+    return out or [(start, end)]
+
+
 def phone_line(span: Span, text: str) -> tuple[int, int]:
     """A PHONE span that crosses a line break: only its line with a whole phone number's digits when the other
     lines hold at most two ("204-555-0162 \\n 2)"); the span itself otherwise."""
@@ -364,6 +377,11 @@ class MedicalRecovery:
         #: "BALTIMORE REHAB OR", "Fairview Hospital for") or the letter of "s/p", "w/" ("Good Sam s/p MI") is cut off;
         #: "of" and "and" stay ("the corner of", "Smith and": the model stopped inside a longer name)
         use_place_edges: bool = True
+        #: a person's or an organisation's span that runs across a line break ("Edgar F. Gonzalez \\n Medical Record #",
+        #: "Russell Regional Hospital \\n DISCHARGE SUMMARY") is split there: each line a candidate of its own for the
+        #: decision stage (no gold NAME or ORGANIZATION span of the dev sets holds a line break; an address does, so
+        #: places stay whole); a split drops nothing by itself
+        use_line_breaks: bool = True
         #: policy: the type word after an institution's name ("Mercy [Medical Center]", "Memorial [Hospital]") is part
         #: of the identifier and is removed with it (the synthetic and general-English sets annotate it so; the
         #: PhysioNet annotators left it out). False cuts trailing type words off a place or organisation while a name
@@ -406,13 +424,22 @@ class MedicalRecovery:
             if self._is_medical(span, text, found):
                 drop.add(i)
                 continue
+            lines = (line_pieces(span.start, span.end, text)
+                     if self.config.use_line_breaks and span.label in (Label.NAME, Label.ORGANIZATION)
+                     else [(span.start, span.end)])
             if span.label in (Label.LOCATION, Label.ORGANIZATION):
-                a, b = self._ward_name(span, text) if self.config.use_ward_numbers else (span.start, span.end)
-                a, b = place_parts(a, b, text) if self.config.use_place_edges else (a, b)
-                parts = [(a, b) if self.config.institution_type_words else without_type_words(a, b, text)]
+                parts = []
+                for a, b in lines:
+                    a, b = (self._ward_name(span.model_copy(update={"start": a, "end": b}), text)
+                            if self.config.use_ward_numbers else (a, b))
+                    a, b = place_parts(a, b, text) if self.config.use_place_edges else (a, b)
+                    parts.append((a, b) if self.config.institution_type_words else without_type_words(a, b, text))
             elif span.label == Label.NAME and self.config.use_name_edges:
                 parts = [name_parts(span.model_copy(update={"start": lo, "end": hi}), text)
-                         for lo, hi in name_pieces(span, text)]
+                         for a, b in lines for lo, hi in name_pieces(span.model_copy(update={"start": a, "end": b}),
+                                                                    text)]
+            elif span.label == Label.NAME:
+                parts = lines
             elif span.label == Label.DATE and self.config.use_date_edges:
                 parts = [date_parts(span, text)]
             elif span.label == Label.PHONE and self.config.use_phone_edges:
@@ -433,7 +460,7 @@ class MedicalRecovery:
                 drop.add(i)
             for other in pieces[1:]:
                 (cut if self._is_medical(other, text, found) else extra).append(other)
-        if not drop and not cut:
+        if not drop and not cut and not extra:
             return note
         logger.debug("recovery dropped %d of %d candidate spans, cut %d pieces off spans", len(drop),
                      len(candidates), len(cut))

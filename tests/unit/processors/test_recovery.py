@@ -388,3 +388,39 @@ def test_when_institution_type_words_are_off_then_they_are_cut_off(
     out = proc.process_batch([note])[0]
     assert surfaces(out, out.spans) == [kept]
     assert surfaces(out, out.dropped) == cut
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "label", "kept", "cut"),
+    [
+        # each line a candidate of its own: the decision stage judges "Medical" and "DISCHARGE SUMMARY" alone
+        ("Dr. Edgar F. Gonzalez\nPlease call", "Edgar F. Gonzalez\nPlease", "NAME", ["Edgar F. Gonzalez", "Please"], []),
+        # a line that is a medical term is dropped as any candidate is ("Medical Record")
+        ("Name: Edgar F. Gonzalez\nMedical Record #: 31", "Edgar F. Gonzalez\nMedical", "NAME",
+         ["Edgar F. Gonzalez"], ["Medical"]),
+        ("Dr. John\nSmith today", "John\nSmith", "NAME", ["John", "Smith"], []),
+        ("Russell Regional Hospital\nDISCHARGE SUMMARY\n", "Russell Regional Hospital\nDISCHARGE SUMMARY",
+         "ORGANIZATION", ["Russell Regional Hospital", "DISCHARGE SUMMARY"], []),
+        # the name edges still apply on each line; a line of punctuation is no candidate
+        ("Rod Strong\n--\nDR MANNING AWARE.", "Rod Strong\n--\nDR MANNING AWARE", "NAME",
+         ["Rod Strong", "MANNING"], ["--\nDR", "AWARE"]),
+    ],
+)
+def test_when_name_or_organisation_span_crosses_a_line_break_then_it_is_split_there(
+    recovery: MedicalRecovery, text: str, span: str, label: str, kept: list[str], cut: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, [(span, label, "ner")])])[0]
+    assert surfaces(note, note.spans) == kept
+    assert sorted(surfaces(note, note.dropped)) == sorted(cut)
+    assert all(s.label == label and s.source == "ner" for s in (*note.spans, *note.dropped))
+
+
+def test_when_place_crosses_a_line_break_or_use_line_breaks_is_off_then_the_span_stays_whole() -> None:
+    text = "Lives at 12 Main Street\nSpringfield, IL"
+    address = make_note(text, [("12 Main Street\nSpringfield", "LOCATION", "ner")])
+    default = build_processor("recovery", {}, BuildContext(cache_dir=vocab.cache_dir()))
+    assert default.process_batch([address])[0].spans == address.spans  # an address runs across lines
+    proc = build_processor("recovery", {"use_line_breaks": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    name = make_note("Dr. John\nSmith today", [("John\nSmith", "NAME", "ner")])
+    out = proc.process_batch([name])[0]
+    assert surfaces(out, out.spans) == ["John\nSmith"] and not out.dropped
