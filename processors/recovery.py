@@ -51,6 +51,7 @@ from processors.shapes import (
     message_identifiers,
     protected,
     relation_word,
+    sources_of,
     windows,
 )
 from processors.spans import ByStart
@@ -402,10 +403,12 @@ class MedicalRecovery:
     def process_note(self, note: Note) -> Note:
         text = note.text
         message = message_identifiers(note.input) if self.config.protect_message_identifiers else None
-        candidates = [i for i, s in enumerate(note.spans) if not protected(s, text, self.protected, message)]
+        spans, between = self._line_split(note.spans, text) if self.config.use_line_breaks else (list(note.spans), [])
+        if len(spans) != len(note.spans) or between:
+            note = note.replace(spans=tuple(spans), dropped=note.dropped + tuple(between))
+        candidates = [i for i, s in enumerate(spans) if not protected(s, text, self.protected, message)]
         if not candidates:
             return note
-        spans = list(note.spans)
         cand_spans = [spans[i] for i in candidates]
         regions = windows(text, cand_spans, MAX_CHARS) if self.config.use_terms else []
         if sum(hi - lo for lo, hi in regions) > len(text) // 2:
@@ -424,22 +427,13 @@ class MedicalRecovery:
             if self._is_medical(span, text, found):
                 drop.add(i)
                 continue
-            lines = (line_pieces(span.start, span.end, text)
-                     if self.config.use_line_breaks and span.label in (Label.NAME, Label.ORGANIZATION)
-                     else [(span.start, span.end)])
             if span.label in (Label.LOCATION, Label.ORGANIZATION):
-                parts = []
-                for a, b in lines:
-                    a, b = (self._ward_name(span.model_copy(update={"start": a, "end": b}), text)
-                            if self.config.use_ward_numbers else (a, b))
-                    a, b = place_parts(a, b, text) if self.config.use_place_edges else (a, b)
-                    parts.append((a, b) if self.config.institution_type_words else without_type_words(a, b, text))
+                a, b = self._ward_name(span, text) if self.config.use_ward_numbers else (span.start, span.end)
+                a, b = place_parts(a, b, text) if self.config.use_place_edges else (a, b)
+                parts = [(a, b) if self.config.institution_type_words else without_type_words(a, b, text)]
             elif span.label == Label.NAME and self.config.use_name_edges:
                 parts = [name_parts(span.model_copy(update={"start": lo, "end": hi}), text)
-                         for a, b in lines for lo, hi in name_pieces(span.model_copy(update={"start": a, "end": b}),
-                                                                    text)]
-            elif span.label == Label.NAME:
-                parts = lines
+                         for lo, hi in name_pieces(span, text)]
             elif span.label == Label.DATE and self.config.use_date_edges:
                 parts = [date_parts(span, text)]
             elif span.label == Label.PHONE and self.config.use_phone_edges:
@@ -469,6 +463,26 @@ class MedicalRecovery:
             kept = tuple(sorted((*kept, *extra), key=lambda s: (s.start, s.end)))
         gone = tuple(s for i, s in enumerate(spans) if i in drop)
         return note.replace(spans=kept, dropped=note.dropped + tuple(cut) + gone)
+
+    def _line_split(self, spans: Sequence[Span], text: str) -> tuple[list[Span], list[Span]]:
+        """``use_line_breaks``: each NAME or ORGANIZATION span (but a protected source's) that runs across a line
+        break as one span a line (the same label, source and score), and what lay between them that is no blank.
+        A span that repeats the message's identifiers is split too: its lines that hold them stay protected."""
+        out: list[Span] = []
+        between: list[Span] = []
+        for span in spans:
+            if (span.label not in (Label.NAME, Label.ORGANIZATION) or "\n" not in text[span.start:span.end]
+                    or sources_of(span) & self.protected):
+                out.append(span)
+                continue
+            parts = line_pieces(span.start, span.end, text)
+            out += [span.model_copy(update={"start": a, "end": b}) for a, b in parts]
+            ends = [span.start, *(x for a, b in parts for x in (a, b)), span.end]
+            for lo, hi in zip(ends[::2], ends[1::2], strict=True):
+                lo, hi = _without_blanks(text, lo, hi)
+                if hi > lo:
+                    between.append(span.model_copy(update={"start": lo, "end": hi}))
+        return out, between
 
     @staticmethod
     def _ward_name(span: Span, text: str) -> tuple[int, int]:

@@ -403,7 +403,7 @@ def test_when_institution_type_words_are_off_then_they_are_cut_off(
          "ORGANIZATION", ["Russell Regional Hospital", "DISCHARGE SUMMARY"], []),
         # the name edges still apply on each line; a line of punctuation is no candidate
         ("Rod Strong\n--\nDR MANNING AWARE.", "Rod Strong\n--\nDR MANNING AWARE", "NAME",
-         ["Rod Strong", "MANNING"], ["--\nDR", "AWARE"]),
+         ["Rod Strong", "MANNING"], ["--", "DR", "AWARE"]),
     ],
 )
 def test_when_name_or_organisation_span_crosses_a_line_break_then_it_is_split_there(
@@ -413,6 +413,21 @@ def test_when_name_or_organisation_span_crosses_a_line_break_then_it_is_split_th
     assert surfaces(note, note.spans) == kept
     assert sorted(surfaces(note, note.dropped)) == sorted(cut)
     assert all(s.label == label and s.source == "ner" for s in (*note.spans, *note.dropped))
+
+
+def test_when_span_repeats_the_message_name_across_a_line_break_then_the_other_line_is_judged_alone(
+    recovery: MedicalRecovery,
+) -> None:
+    # the line that repeats the message's name stays protected; the next line is a candidate like any other
+    patient = Patient(names=[PersonName(given="Peyton", family="Flores")])
+    note = make_note("Name: Peyton Flores\nMedical Record #: 31", [("Peyton Flores\nMedical", "NAME", "ner")],
+                     patient=patient)
+    out = recovery.process_batch([note])[0]
+    assert surfaces(out, out.spans) == ["Peyton Flores"]
+    assert surfaces(out, out.dropped) == ["Medical"]
+    # a protected source's span is never split
+    source = make_note("Name: Peyton Flores\nMedical", [("Peyton Flores\nMedical", "NAME", "message")])
+    assert recovery.process_batch([source])[0].spans == source.spans
 
 
 def test_when_place_crosses_a_line_break_or_use_line_breaks_is_off_then_the_span_stays_whole() -> None:
