@@ -51,6 +51,7 @@ from processors.shapes import (
     message_identifiers,
     protected,
     relation_word,
+    repeats_message,
     sources_of,
     windows,
 )
@@ -190,6 +191,8 @@ def _after_name(word: str, caps_line: bool, capitalised_name: bool) -> bool:
         return True
     if key in _NAME_JOINERS:  # the model cut a name short before the next one ("Smith and" | "Davis Orchestra")
         return False
+    if word == "a" and capitalised_name and not caps_line:  # "Laszlo Smith is a": the article (initials are capitals)
+        return True
     if len(key) < 2 or not key.isalpha() or not (word.islower() or caps_line):  # an initial, "o'hara", or a
         # capitalised word in mixed case
         return False
@@ -407,7 +410,12 @@ class MedicalRecovery:
         if len(spans) != len(note.spans) or between:
             note = note.replace(spans=tuple(spans), dropped=note.dropped + tuple(between))
         candidates = [i for i, s in enumerate(spans) if not protected(s, text, self.protected, message)]
-        if not candidates:
+        # protected only because they repeat the message's identifiers ("Peyton Flores reports"): never dropped, but
+        # their edges are cut as any candidate's when what is cut holds none of the message's identifiers
+        guarded = frozenset() if message is None else frozenset(
+            i for i, s in enumerate(spans) if repeats_message(s, text, *message)
+            and not protected(s, text, self.protected, None))
+        if not candidates and not guarded:
             return note
         cand_spans = [spans[i] for i in candidates]
         regions = windows(text, cand_spans, MAX_CHARS) if self.config.use_terms else []
@@ -422,9 +430,10 @@ class MedicalRecovery:
         drop: set[int] = set()
         cut: list[Span] = []
         extra: list[Span] = []  # the second and later names of a span split at "and" ("Daughters Ruth and Naomi")
-        for i in candidates:
+        for i in sorted((*candidates, *guarded)):
             span = spans[i]
-            if self._is_medical(span, text, found):
+            keep = i in guarded  # no medical drop for a span that repeats the message
+            if not keep and self._is_medical(span, text, found):
                 drop.add(i)
                 continue
             if span.label in (Label.LOCATION, Label.ORGANIZATION):
@@ -445,15 +454,16 @@ class MedicalRecovery:
             # the span without its edges, checked again ("Dr. Lasix" -> "Lasix": a drug)
             pieces = [span.model_copy(update={"start": a, "end": b}) for a, b in parts]
             ends = [span.start, *(x for a, b in parts for x in (a, b)), span.end]
-            for lo, hi in zip(ends[::2], ends[1::2], strict=True):  # what was cut off, without blanks
-                lo, hi = _without_blanks(text, lo, hi)
-                if hi > lo:
-                    cut.append(span.model_copy(update={"start": lo, "end": hi}))
+            gaps = [span.model_copy(update={"start": lo, "end": hi}) for lo, hi in
+                    (_without_blanks(text, a, b) for a, b in zip(ends[::2], ends[1::2], strict=True)) if hi > lo]
+            if keep and message is not None and any(repeats_message(g, text, *message) for g in gaps):
+                continue
+            cut += gaps  # what was cut off, without blanks
             spans[i] = pieces[0]
-            if self._is_medical(spans[i], text, found):
+            if not keep and self._is_medical(spans[i], text, found):
                 drop.add(i)
             for other in pieces[1:]:
-                (cut if self._is_medical(other, text, found) else extra).append(other)
+                (cut if not keep and self._is_medical(other, text, found) else extra).append(other)
         if not drop and not cut and not extra:
             return note
         logger.debug("recovery dropped %d of %d candidate spans, cut %d pieces off spans", len(drop),

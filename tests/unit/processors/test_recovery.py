@@ -198,6 +198,8 @@ def test_when_coverage_is_checked_then_only_trivial_leftovers_are_allowed(
         ("ci<2.0. mary o'hara np aware.", "mary o'hara", "mary o'hara", []),
         ("Ludwig van Beethoven wrote it.", "Ludwig van Beethoven", "Ludwig van Beethoven", []),
         ("The Jones, Smith and Davis Orchestra played.", "Smith and", "Smith and", []),
+        ("Laszlo Smith is a 89-year-old man.", "Laszlo Smith is a", "Laszlo Smith", ["is a"]),
+        ("Met with John A today.", "John A", "John A", []),  # a capital: an initial
     ],
 )
 def test_when_name_span_has_words_beside_the_name_then_they_are_cut_off(
@@ -439,3 +441,19 @@ def test_when_place_crosses_a_line_break_or_use_line_breaks_is_off_then_the_span
     name = make_note("Dr. John\nSmith today", [("John\nSmith", "NAME", "ner")])
     out = proc.process_batch([name])[0]
     assert surfaces(out, out.spans) == ["John\nSmith"] and not out.dropped
+
+
+def test_when_span_repeats_the_message_name_then_its_edges_are_cut_but_never_a_message_word(
+    recovery: MedicalRecovery,
+) -> None:
+    patient = Patient(names=[PersonName(given="Peyton", family="Flores")])
+    note = make_note("Peyton Flores reports pain.", [("Peyton Flores reports", "NAME", "ner")], patient=patient)
+    out = recovery.process_batch([note])[0]
+    assert surfaces(out, out.spans) == ["Peyton Flores"]
+    assert surfaces(out, out.dropped) == ["reports"]
+    # a word the edge rule would cut stays when the message names it (an alias "Reports Smith", however unlikely)
+    alias = Patient(names=[PersonName(given="Peyton", family="Flores"), PersonName(given="Reports", family="Smith")])
+    note = make_note("Peyton Flores reports pain.", [("Peyton Flores reports", "NAME", "ner")], patient=alias)
+    out = recovery.process_batch([note])[0]
+    assert out.spans == note.spans and not out.dropped
+    # nor is a span that repeats the message ever dropped as a medical term ("Allegra Jones" above)
