@@ -110,6 +110,10 @@ _FUNCTION_WORD_ZIPF = 6.0
 #: ones are as often a name's own lower-case part in another language ("Novo mesto")
 _LOWER_AFTER_NAME_ZIPF = 2.0
 _NAME_CREDENTIALS = frozenset("md rn np rrt lpn cna crna msw lcsw pa do phd".split())
+#: a credential written with dots at a name span's end, whole or cut short by the model ("J. Anderson M.D..",
+#: "Poire, Ph.D.", "Ducret, M" of "Ducret, M.D."): read on into the text, its letters are looked up
+_DOTTED_CREDENTIAL = re.compile(r"[\s,]+([A-Za-z]{1,2}(?:\.[A-Za-z]{1,2}){0,2}\.*)\s*\Z")
+_DOTTED_READ_ON = re.compile(r"[A-Za-z.]{0,6}")
 _NAME_JOINERS = frozenset({"and", "&", "or"})
 #: a name span right after "Word, " is the end of a list or a firm's name; one before a number on its line is a street
 _LIST_BEFORE = re.compile(r",[ \t]*\Z")
@@ -325,10 +329,17 @@ def name_parts(span: Span, text: str) -> tuple[int, int]:
     """The part of a NAME span that is a name: titles, conjunctions and words for a relative or carer before it
     and words after it that are no name (``_after_name``) cut off. At least one word stays; a span of one word,
     or one with nothing to cut, is returned whole."""
-    words = [(m.start(), m.end(), m.group()) for m in _NAME_EDGE_TOKEN.finditer(text, span.start, span.end)]
+    end = span.end
+    dotted = _DOTTED_CREDENTIAL.search(text, span.start, end)
+    if dotted:
+        read_on = text[dotted.start(1):end] + _DOTTED_READ_ON.match(text, end).group()
+        if ("." in read_on and re.sub(r"[^a-z]", "", read_on.lower()) in _NAME_CREDENTIALS
+                and _NAME_EDGE_TOKEN.search(text, span.start, dotted.start())):
+            end = dotted.start()
+    words = [(m.start(), m.end(), m.group()) for m in _NAME_EDGE_TOKEN.finditer(text, span.start, end)]
     if len(words) < 2:
-        return span.start, span.end
-    caps_line = line_fact(is_all_caps, text, span.start, span.end)
+        return span.start, end
+    caps_line = line_fact(is_all_caps, text, span.start, end)
     g = words
     while len(g) > 1 and ((key := edge_key(g[0][2])) in NAME_TITLES or key in _NAME_JOINERS or relation_word(key)
                           or (key == "s" and text[g[0][0] - 1:g[0][0]] in ("'", "\u2019"))):  # "DR'[S] Kerr"
@@ -339,7 +350,7 @@ def name_parts(span: Span, text: str) -> tuple[int, int]:
                           or (len(g) < n and edge_key(g[-1][2]) in _NAME_JOINERS)):  # "Kearns paged and aware"
         g = g[:-1]
     if len(g) == len(words):  # nothing cut: keep the span's own ends
-        return span.start, span.end
+        return span.start, end
     return g[0][0], g[-1][1]
 
 

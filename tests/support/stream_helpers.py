@@ -32,6 +32,25 @@ class WorkerProc:
     def text(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
 
+    def wait_live(self, timeout_s: float = 120.0) -> None:
+        """Until the worker's health server answers ``/livez`` (it has started, its signal handlers are in place): a
+        SIGTERM before that ends it as any process is ended, which is no test of the worker's shutdown."""
+        import urllib.error
+        import urllib.request
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/livez", timeout=2):
+                    return
+            except urllib.error.HTTPError:
+                return  # it answers (busy: 503)
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            assert self.proc.poll() is None, f"worker exited {self.proc.returncode}: {self.text()[-2000:]}"
+            assert time.monotonic() < deadline, f"worker not live within {timeout_s}s: {self.text()[-2000:]}"
+            time.sleep(0.2)
+
     def kill9(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(30)

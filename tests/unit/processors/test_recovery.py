@@ -200,6 +200,12 @@ def test_when_coverage_is_checked_then_only_trivial_leftovers_are_allowed(
         ("The Jones, Smith and Davis Orchestra played.", "Smith and", "Smith and", []),
         ("Laszlo Smith is a 89-year-old man.", "Laszlo Smith is a", "Laszlo Smith", ["is a"]),
         ("Met with John A today.", "John A", "John A", []),  # a capital: an initial
+        ("sent to J. Anderson M.D..\nnext", "J. Anderson M.D..", "J. Anderson", ["M.D.."]),
+        ("Letter from Jane Poire, Ph.D. today", "Jane Poire, Ph.D.", "Jane Poire", [", Ph.D."]),
+        ("Seen by Mary A. B. today", "Mary A. B.", "Mary A. B.", []),  # initials, no credential
+        ("Follow-up: Ducret, M.D., Eastgate", "Ducret, M", "Ducret", [", M"]),  # the model stopped inside it
+        ("Seen by C. Sponder-Oseni M.D. at", "C. Sponder-Oseni M.D", "C. Sponder-Oseni", ["M.D"]),
+        ("Seen by John M. Smith", "John M", "John M", []),  # "M." is an initial
     ],
 )
 def test_when_name_span_has_words_beside_the_name_then_they_are_cut_off(
