@@ -52,10 +52,9 @@ from processors.shapes import (
     protected,
     relation_word,
     repeats_message,
-    sources_of,
     windows,
 )
-from processors.spans import ByStart
+from processors.spans import ByStart, sources_of
 from schemas.labels import Label
 from schemas.models import Span
 
@@ -113,7 +112,7 @@ _NAME_CREDENTIALS = frozenset("md rn np rrt lpn cna crna msw lcsw pa do phd".spl
 #: a credential written with dots at a name span's end, whole or cut short by the model ("J. Anderson M.D..",
 #: "Poire, Ph.D.", "Ducret, M" of "Ducret, M.D."): read on into the text, its letters are looked up
 _DOTTED_CREDENTIAL = re.compile(r"[\s,]+([A-Za-z]{1,2}(?:\.[A-Za-z]{1,2}){0,2}\.*)\s*\Z")
-_DOTTED_READ_ON = re.compile(r"[A-Za-z.]{0,6}")
+_DOTTED_READ_ON = re.compile(r"[A-Za-z.]{0,6}")  # matches at any position (possibly empty)
 _NAME_JOINERS = frozenset({"and", "&", "or"})
 #: a name span right after "Word, " is the end of a list or a firm's name; one before a number on its line is a street
 _LIST_BEFORE = re.compile(r",[ \t]*\Z")
@@ -243,6 +242,13 @@ def _without_blanks(text: str, lo: int, hi: int) -> tuple[int, int]:
     return lo + len(piece) - len(piece.lstrip()), hi - len(piece) + len(piece.rstrip())
 
 
+def _gaps(span: Span, parts: Sequence[tuple[int, int]], text: str) -> list[Span]:
+    """What lies in ``span`` outside ``parts`` (ordered ranges inside it), without blanks, as spans like ``span``."""
+    ends = [span.start, *(x for a, b in parts for x in (a, b)), span.end]
+    return [span.model_copy(update={"start": lo, "end": hi}) for lo, hi in
+            (_without_blanks(text, a, b) for a, b in zip(ends[::2], ends[1::2], strict=True)) if hi > lo]
+
+
 def line_pieces(start: int, end: int, text: str) -> list[tuple[int, int]]:
     """``text[start:end]`` split at its line breaks: one range a line that holds a letter or digit, without the blanks
     at its ends (the whole range when it holds no line break)."""
@@ -332,7 +338,8 @@ def name_parts(span: Span, text: str) -> tuple[int, int]:
     end = span.end
     dotted = _DOTTED_CREDENTIAL.search(text, span.start, end)
     if dotted:
-        read_on = text[dotted.start(1):end] + _DOTTED_READ_ON.match(text, end).group()
+        more = _DOTTED_READ_ON.match(text, end)
+        read_on = text[dotted.start(1):end] + (more.group() if more else "")
         if ("." in read_on and re.sub(r"[^a-z]", "", read_on.lower()) in _NAME_CREDENTIALS
                 and _NAME_EDGE_TOKEN.search(text, span.start, dotted.start())):
             end = dotted.start()
@@ -420,12 +427,14 @@ class MedicalRecovery:
         spans, between = self._line_split(note.spans, text) if self.config.use_line_breaks else (list(note.spans), [])
         if len(spans) != len(note.spans) or between:
             note = note.replace(spans=tuple(spans), dropped=note.dropped + tuple(between))
-        candidates = [i for i, s in enumerate(spans) if not protected(s, text, self.protected, message)]
-        # protected only because they repeat the message's identifiers ("Peyton Flores reports"): never dropped, but
-        # their edges are cut as any candidate's when what is cut holds none of the message's identifiers
-        guarded = frozenset() if message is None else frozenset(
-            i for i, s in enumerate(spans) if repeats_message(s, text, *message)
-            and not protected(s, text, self.protected, None))
+        # guarded: protected only because they repeat the message's identifiers ("Peyton Flores reports"): never
+        # dropped, but their edges are cut as any candidate's when what is cut holds none of the message's identifiers
+        candidates: list[int] = []
+        guarded: set[int] = set()
+        for i, s in enumerate(spans):
+            if not protected(s, text, self.protected, None):
+                (guarded.add(i) if message is not None and repeats_message(s, text, *message)
+                 else candidates.append(i))
         if not candidates and not guarded:
             return note
         cand_spans = [spans[i] for i in candidates]
@@ -464,9 +473,7 @@ class MedicalRecovery:
                 continue
             # the span without its edges, checked again ("Dr. Lasix" -> "Lasix": a drug)
             pieces = [span.model_copy(update={"start": a, "end": b}) for a, b in parts]
-            ends = [span.start, *(x for a, b in parts for x in (a, b)), span.end]
-            gaps = [span.model_copy(update={"start": lo, "end": hi}) for lo, hi in
-                    (_without_blanks(text, a, b) for a, b in zip(ends[::2], ends[1::2], strict=True)) if hi > lo]
+            gaps = _gaps(span, parts, text)
             if keep and message is not None and any(repeats_message(g, text, *message) for g in gaps):
                 continue
             cut += gaps  # what was cut off, without blanks
@@ -498,11 +505,7 @@ class MedicalRecovery:
                 continue
             parts = line_pieces(span.start, span.end, text)
             out += [span.model_copy(update={"start": a, "end": b}) for a, b in parts]
-            ends = [span.start, *(x for a, b in parts for x in (a, b)), span.end]
-            for lo, hi in zip(ends[::2], ends[1::2], strict=True):
-                lo, hi = _without_blanks(text, lo, hi)
-                if hi > lo:
-                    between.append(span.model_copy(update={"start": lo, "end": hi}))
+            between += _gaps(span, parts, text)
         return out, between
 
     @staticmethod

@@ -7,34 +7,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from stream_helpers import LIGHT_STEPS, WorkerProc, wait_for
+from stream_helpers import LIGHT_STEPS, WorkerProc, probe, wait_for
 
 from streams.broker import produce
 from streams.codec import FORMAT_HEADER, RawRecord
 from streams.settings import KafkaSettings, TopicSettings
 
 pytestmark = pytest.mark.integration
-
-
-def probe(port: int, path: str) -> tuple[int | None, dict[str, Any]]:
-    """(status, JSON body); (None, {}) when nothing listens yet."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as resp:
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        raw = exc.read()
-        try:
-            return exc.code, json.loads(raw)
-        except ValueError:  # faust's plain-text 404
-            return exc.code, {}
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return None, {}
 
 
 def _notes(n: int, chars: int = 1200) -> list[RawRecord]:

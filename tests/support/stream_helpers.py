@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +20,21 @@ from streams.settings import KafkaSettings, TopicSettings
 
 #: A light pipeline for tests that are about the stream, not about detection quality.
 LIGHT_STEPS = ["regex", "ensemble", "transform", "leakcheck"]
+
+
+def probe(port: int, path: str) -> tuple[int | None, dict[str, Any]]:
+    """A worker health page: (status, JSON body); (None, {}) when nothing listens yet."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        raw = exc.read()
+        try:
+            return exc.code, json.loads(raw)
+        except ValueError:  # faust's plain-text 404
+            return exc.code, {}
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None, {}
 
 
 @dataclass
@@ -35,18 +53,8 @@ class WorkerProc:
     def wait_live(self, timeout_s: float = 120.0) -> None:
         """Until the worker's health server answers ``/livez`` (it has started, its signal handlers are in place): a
         SIGTERM before that ends it as any process is ended, which is no test of the worker's shutdown."""
-        import urllib.error
-        import urllib.request
-
         deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/livez", timeout=2):
-                    return
-            except urllib.error.HTTPError:
-                return  # it answers (busy: 503)
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
+        while probe(self.health_port, "/livez")[0] is None:  # any status answers (busy: 503)
             assert self.proc.poll() is None, f"worker exited {self.proc.returncode}: {self.text()[-2000:]}"
             assert time.monotonic() < deadline, f"worker not live within {timeout_s}s: {self.text()[-2000:]}"
             time.sleep(0.2)
