@@ -109,6 +109,9 @@ _FUNCTION_WORD_ZIPF = 6.0
 #: ones are as often a name's own lower-case part in another language ("Novo mesto")
 _LOWER_AFTER_NAME_ZIPF = 2.0
 _NAME_CREDENTIALS = frozenset("md rn np rrt lpn cna crna msw lcsw pa do phd".split())
+#: the label of a record's field right after a name ("Re: Rosalee Smith, DOB 01/15/1939", "Johnson, Ronald  MRN
+#: 4619898"): a form's word, never part of a person's name, in any case
+_FIELD_LABELS = frozenset("dob dod doa mrn ssn acct tel fax".split())
 #: a credential written with dots at a name span's end, whole or cut short by the model ("J. Anderson M.D..",
 #: "Poire, Ph.D.", "Ducret, M" of "Ducret, M.D."): read on into the text, its letters are looked up
 _DOTTED_CREDENTIAL = re.compile(r"[\s,]+([A-Za-z]{1,2}(?:\.[A-Za-z]{1,2}){0,2}\.*)\s*\Z")
@@ -190,7 +193,7 @@ def _after_name(word: str, caps_line: bool, capitalised_name: bool) -> bool:
     evidence (lower case, or on an ALL-CAPS line) that is a frequent English word in no first-name list and in the
     surname list only when it is a function word ("AWARE", "has"; "YOUNG", "Brown" stay)."""
     key = edge_key(word)
-    if key in _NAME_CREDENTIALS:
+    if key in _NAME_CREDENTIALS or key in _FIELD_LABELS:
         return True
     if key in _NAME_JOINERS:  # the model cut a name short before the next one ("Smith and" | "Davis Orchestra")
         return False

@@ -206,6 +206,10 @@ def test_when_coverage_is_checked_then_only_trivial_leftovers_are_allowed(
         ("Follow-up: Ducret, M.D., Eastgate", "Ducret, M", "Ducret", [", M"]),  # the model stopped inside it
         ("Seen by C. Sponder-Oseni M.D. at", "C. Sponder-Oseni M.D", "C. Sponder-Oseni", ["M.D"]),
         ("Seen by John M. Smith", "John M", "John M", []),  # "M." is an initial
+        # a record's field label after the name, in any case
+        ("Re: Rosalee Smith, DOB 01/15/1939", "Rosalee Smith, DOB", "Rosalee Smith", [", DOB"]),
+        ("Johnson, Ronald  MRN MR4619898", "Johnson, Ronald  MRN", "Johnson, Ronald", ["MRN"]),
+        ("PT: JOHN SMITH DOB 3/4/51", "JOHN SMITH DOB", "JOHN SMITH", ["DOB"]),
     ],
 )
 def test_when_name_span_has_words_beside_the_name_then_they_are_cut_off(
