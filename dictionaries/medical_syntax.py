@@ -34,6 +34,9 @@ _UNIT = (
     r"capsules?|drops?|gtts?|sprays?|patch(?:es)?|vials?|amps?|doses?)"
 )
 _PER = r"(?:/(?:kg|dL|L|mL|ml|hr?|min|day|d|dose|m2|24[ \t]?h))*"
+#: a unit ends its word, and a letter elided before a vowel starts the next one ("08907 L’Hospitalet": an article,
+#: not litres)
+_UNIT_END = r"(?![\w]|['\u2019]\w)"
 _TIME = r"(?:[01]\d|2[0-3])[0-5]\d"
 _CLOCK = r"(?:[01]?\d|2[0-3]):[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?"
 _HOUR = r"(?:1[0-2]|0?\d)(?::?[0-5]\d)?"  # "7", "7:30", "0730" / "1145" before am / pm
@@ -142,7 +145,7 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
     SyntaxPattern("accession", re.compile(r"\b(?:N[MCGRP]|X[MRP])_\d{6,9}(?:\.\d{1,2})?\b"), ("_",)),
     SyntaxPattern("rsid", re.compile(r"rs(?<![A-Za-z0-9_]rs)\d{3,12}\b"), ("rs",)),
     SyntaxPattern("dose", re.compile(
-        rf"(?<![\w.]){_NUM}(?:[ \t]?(?:-|to)[ \t]?{_NUM})?[ \t]?{_UNIT}{_PER}(?![\w])"
+        rf"(?<![\w.]){_NUM}(?:[ \t]?(?:-|to)[ \t]?{_NUM})?[ \t]?{_UNIT}{_PER}{_UNIT_END}"
     ), _DIGITS),
     SyntaxPattern("vital", re.compile(
         r"\b(?:BP|B/P|NIBP|ABP|SBP/DBP|[Bb]lood pressure)\s*(?:of|was|is|:|=)?\s*"
@@ -235,7 +238,7 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
     ), ("am", "pm", "a.m", "p.m"), True),
     SyntaxPattern("lab", re.compile(
         rf"\b(?:{_alt(_LAB_NAMES)})(?: level)?\s*(?:of|was|is|:|=|-)?\s*[<>\u2264\u2265]?\s*(?<!\d)\d{{1,4}}"
-        rf"(?:\.\d+)?(?!\d)(?:[ \t]*%|[ \t]?{_UNIT}{_PER})?(?![\w])"
+        rf"(?:\.\d+)?(?!\d)(?:[ \t]*%|[ \t]?{_UNIT}{_PER})?{_UNIT_END}"
     ), _DIGITS),
     # potassium alone: one letter, so only values a potassium can have ("K 4.1", not "K 1421")
     SyntaxPattern("lab", re.compile(r"\bK\s*(?:of|was|is|:|=)?\s*[<>]?\s*[1-9](?:\.\d{1,2})?(?!\.?\d)"), ("K",)),

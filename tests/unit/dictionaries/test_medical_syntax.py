@@ -306,3 +306,19 @@ def test_when_a_span_holds_numbers_then_identifier_cue_says_why_they_are_an_iden
         text: str, surface: str, expected: str | None) -> None:
     start = text.index(surface)
     assert identifier_cue(text, start, start + len(surface)) == expected
+
+
+@pytest.mark.parametrize("text", ["C/ Feixa Llarga, s/n. 08907 L\u2019Hospitalet de Llobregat.",
+                                  "Vive en el 08907 L'Hospitalet.", "Na 141 L\u2019Hospitalet"])
+def test_when_a_unit_letter_is_an_elided_article_then_no_dose_covers_it(genes: frozenset[str], text: str) -> None:
+    # "L" before an apostrophe and a letter starts a word ("L'Hospitalet"): no litres
+    spans = syntax_spans(text, genes)
+    i = text.index("L\u2019H") if "L\u2019H" in text else text.index("L'H")
+    assert not any(s <= i < e for s, e, _ in spans), spans
+
+
+def test_when_a_unit_stands_before_an_apostrophe_without_a_letter_then_it_is_still_a_dose(
+        genes: frozenset[str]) -> None:
+    text = "Gave 2 L' bolus; then 500 mL."
+    kinds = {text[s:e]: k for s, e, k in syntax_spans(text, genes)}
+    assert kinds.get("2 L") == "dose" and kinds.get("500 mL") == "dose"
