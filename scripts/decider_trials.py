@@ -256,6 +256,17 @@ class Trial:
     #: the design notes a second time as training rows, with the float32 path's out-of-fold NER spans (another draw
     #: of the NER's scores), at each of these weights (a run each; 0: the rows are scored, not learnt from)
     fp32_rows: tuple[float, ...] = ()
+    #: each row weighs its corpus's weight x the tokens its decision moves (an identifier candidate: the identifier
+    #: tokens it covers; another: all it covers; fixed tokens not counted; at least 1), so the learner's loss counts
+    #: tokens as the scorer does instead of spans
+    token_weight: bool = False
+
+
+def token_weights(table: Any) -> Any:
+    """Per candidate row, the tokens its keep / drop decision moves (:attr:`Trial.token_weight`)."""
+    phi, _, fixed = table.tokens.arrays()
+    return np.asarray([max(1, sum(1 for t in toks if not fixed[t] and (phi[t] or not y)))
+                       for toks, y in zip(table.tokens.cand_tokens, table.y, strict=True)], dtype=np.float64)
 
 
 TRIALS: dict[str, Trial] = {
@@ -271,6 +282,7 @@ TRIALS: dict[str, Trial] = {
     "seed_ensemble": Trial(patch=seed_ensemble),
     "language": Trial(extra=note_language, extra_names=("note_foreign_share",)),
     "ner_noise": Trial(fp32_rows=(0.0, 10.0, 20.0)),
+    "token_weights": Trial(token_weight=True),
 }
 
 
@@ -424,6 +436,8 @@ def cv(args: argparse.Namespace) -> int:
             table, fold_of_note, corpus_of_note, row_weight, choose = trial_table(
                 trial.extra, weight if kind == "shift_weight" else None, weight if kind == "fp32_weight" else None)
             T.FEATURES = (*FEATURES, *trial.extra_names)  # the table's columns (restored below)
+            if trial.token_weight:
+                row_weight = row_weight * token_weights(table)
             try:
                 for seed in seeds:
                     r = nested_cv(table, fold_of_note, corpus_of_note, row_weight, choose, seed, trial.bag,

@@ -129,3 +129,20 @@ def test_when_another_ners_spans_are_given_without_its_model_then_the_run_is_ref
             trials.main()
         assert D.OVERRIDE["oof"] is None and D.OVERRIDE["ner_model"] is None
     assert not out.exists()
+
+
+def test_when_rows_are_weighted_by_tokens_then_each_counts_the_tokens_its_decision_moves() -> None:
+    import numpy as np
+
+    from processors.training.decider import Table, TokenTable
+
+    # tokens 0-5: 1 and 2 identifier tokens, 5 fixed (covered by a candidate no model drops)
+    tt = TokenTable(phi=[False, True, True, False, False, True], skip=[False] * 6,
+                    fixed=[False, False, False, False, False, True], note_of_token=[0] * 6,
+                    cand_tokens=[[0, 1, 2], [3, 4], [], [4, 5], [5]])
+    table = Table(rows=[[0.0]] * 5, y=[1, 0, 0, 0, 1], note=[0] * 5, tokens=tt)
+    # an identifier candidate: its identifier tokens (2, not the word beside them); another: all it covers but
+    # the fixed token; at least 1
+    assert trials.token_weights(table).tolist() == [2.0, 2.0, 1.0, 1.0, 1.0]
+    assert trials.TRIALS["token_weights"].token_weight and not trials.TRIALS["baseline"].token_weight
+    assert isinstance(trials.token_weights(table), np.ndarray)
