@@ -133,6 +133,8 @@ _WARD_CUE = re.compile(
 #: Fenwick 6"); a house number has "at" or "on" ("lives at Puruntie 82")
 _WARD_MOVE_BEFORE = re.compile(r"\b(?:to|from)[ \t]+\Z", re.IGNORECASE)
 _WARD_CUE_AFTER = re.compile(r"[^\n]{0,24}\bbeds?\b", re.IGNORECASE)
+#: a number right before the name: a house number before its street ("arrived at 17224 Verbraut 66"), no unit
+_HOUSE_NUMBER_BEFORE = re.compile(r"\d+[A-Za-z]?[ \t]+\Z")
 _NOT_WARD = frozenset("apt apartment suite ste unit floor fl room rm box route rte hwy highway interstate exit no "
                       "number building bldg lot gate pier".split())
 #: date edges (``use_date_edges``): a part of the day written as a word is no date element ("8/27 [pm]", "[eve]
@@ -520,6 +522,8 @@ class MedicalRecovery:
         if m is None or unit in _NOT_WARD or unit in vocab.STREET_TYPE_WORDS:
             return span.start, span.end
         left = text[max(0, span.start - 64):span.start]
+        if _HOUSE_NUMBER_BEFORE.search(left):
+            return span.start, span.end
         if not (_WARD_CUE.search(left) or _WARD_MOVE_BEFORE.search(left) or _WARD_CUE_AFTER.match(text, span.end)):
             return span.start, span.end
         return m.start(1), m.end(1)

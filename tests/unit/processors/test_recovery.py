@@ -272,6 +272,7 @@ def test_when_message_name_has_words_beside_it_then_it_is_not_cut(recovery: Medi
         ("Transferred from a clinic on Route 9.", "Route 9", "Route 9", []),
         ("Daughter lives in Lakeside 4.", "Lakeside 4", "Lakeside 4", []),
         ("Transferred to 14 Clover Street.", "14 Clover Street", "14 Clover Street", []),
+        ("The letter arrived at 17224 Verbraut 66, Gdansk", "Verbraut 66", "Verbraut 66", []),  # a house number
     ],
 )
 def test_when_unit_name_has_a_ward_number_then_the_number_is_cut_off(
