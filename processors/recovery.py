@@ -190,10 +190,11 @@ def has_medical_context(text: str, m: MedicalMatch, window: int) -> bool:
 
 
 def _after_name(word: str, caps_line: bool, capitalised_name: bool) -> bool:
-    """``word`` ends a name span but is no part of the name: a credential; a function word or a lower-case English
-    word in no name list after a capitalised name in mixed-case text ("Dr Kearns paged"); a word without case
-    evidence (lower case, or on an ALL-CAPS line) that is a frequent English word in no first-name list and in the
-    surname list only when it is a function word ("AWARE", "has"; "YOUNG", "Brown" stay)."""
+    """``word`` ends a name span but is no part of the name: a credential or a record's field label ("DOB"); a
+    function word or a lower-case English word in no name list after a capitalised name in mixed-case text ("Dr
+    Kearns paged"); a word without case evidence (lower case, or on an ALL-CAPS line) that is a frequent English
+    word in no first-name list and in the surname list only when it is a function word ("AWARE", "has"; "YOUNG",
+    "Brown" stay)."""
     key = edge_key(word)
     if key in _NAME_CREDENTIALS or key in _FIELD_LABELS:
         return True
@@ -516,7 +517,8 @@ class MedicalRecovery:
     @staticmethod
     def _ward_name(span: Span, text: str) -> tuple[int, int]:
         """``use_ward_numbers``: the unit's name without its ward or floor number ("QUARTERMAIN 2" -> "QUARTERMAIN")
-        when the line moves the patient (``_WARD_CUE``); the span itself otherwise."""
+        when the line moves the patient (``_WARD_CUE``) and no house number stands before it; the span itself
+        otherwise."""
         m = _WARD.fullmatch(text, span.start, span.end)
         unit = m.group(1).lower().rstrip(".") if m is not None else ""
         if m is None or unit in _NOT_WARD or unit in vocab.STREET_TYPE_WORDS:
