@@ -1,4 +1,5 @@
-"""The one table of month and weekday names (English), for every step that reads or writes dates.
+"""The one table of month and weekday names (English; other languages' month names in ``FOREIGN_MONTHS``), for every
+step that reads or writes dates.
 
 Lower case; callers title-case or upper-case as they need. A fixed table, not the stdlib ``calendar``
 module's names, which follow the process locale.
@@ -14,6 +15,28 @@ MONTHS: tuple[str, ...] = (
 MONTH_ABBREVIATIONS: tuple[str, ...] = tuple(m[:3] for m in MONTHS)
 #: Every single-word month token: full names, three-letter abbreviations and "sept".
 MONTH_TOKENS: frozenset[str] = frozenset(MONTHS) | frozenset(MONTH_ABBREVIATIONS) | {"sept"}
+
+#: Month names of the other languages the product meets (Spanish, German, French, Italian, Portuguese, Dutch), with
+#: their common spellings without accents; names the English table has ("april", "august", "november") are left to it.
+#: Used only where a day or a year stands beside them ("14 de enero de 2006", "3. März 2019", "janvier 2006"):
+#: alone, several are words or names ("mars", "mayo", "julio").
+FOREIGN_MONTHS: dict[str, tuple[str, ...]] = {
+    "es": ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
+           "noviembre", "diciembre", "setiembre"),
+    "de": ("januar", "jänner", "februar", "märz", "maerz", "april", "mai", "juni", "juli", "august", "september",
+           "oktober", "november", "dezember"),
+    "fr": ("janvier", "février", "fevrier", "mars", "avril", "mai", "juin", "juillet", "août", "aout", "septembre",
+           "octobre", "novembre", "décembre", "decembre"),
+    "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre",
+           "novembre", "dicembre"),
+    "pt": ("janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro",
+           "novembro", "dezembro"),
+    "nl": ("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober",
+           "november", "december"),
+}
+#: Every foreign month name that is not also an English month name or abbreviation.
+FOREIGN_MONTH_TOKENS: frozenset[str] = frozenset(
+    m for names in FOREIGN_MONTHS.values() for m in names) - MONTH_TOKENS - {"sept", "september", "december"}
 
 WEEKDAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WEEKDAY_ABBREVIATIONS: tuple[str, ...] = tuple(d[:3] for d in WEEKDAYS)

@@ -9,7 +9,7 @@ from typing import Any
 
 from presidio_analyzer import Pattern
 
-from dictionaries.calendar import is_day_of_month, month_alternation
+from dictionaries.calendar import FOREIGN_MONTH_TOKENS, is_day_of_month, month_alternation
 from processors.regex.context import measure_before, next_words, unit_after
 from processors.regex.recognizer import RE_FLAGS, ClinicalPattern, ClinicalRecognizer, ContextWords, Hit
 from schemas.labels import Label, Subtype
@@ -19,6 +19,11 @@ MONTH = r"(?:" + month_alternation() + r")\b\.?"
 #: Month tokens that are common words or abbreviations in lower case ("may", "mar" = MAR, "dec" = decreased).
 _AMBIGUOUS_LOWER_MONTHS = frozenset({"may", "mar", "dec", "jan", "march", "sept"})
 
+#: Month names of other languages (``FOREIGN_MONTH_TOKENS``), longest first.
+_FOREIGN_MONTH = r"(?:" + "|".join(sorted(map(re.escape, FOREIGN_MONTH_TOKENS), key=len, reverse=True)) + r")"
+#: the day before another language's month: "14 de", "3.", "1er", "5º", "14/"
+_FOREIGN_DAY_BEFORE = re.compile(
+    r"(?<![\w/.])(?P<d>\d{1,2})(?:[.\u00ba\u00aa\u00b0]|er)?[ \t]*(?:(?:de|del|di)[ \t]+|[-/][ \t]*)?\Z", re.IGNORECASE)
 ORD = r"(?:st|nd|rd|th)"
 YEAR4 = r"(?:19\d\d|20[0-3]\d)"
 _TIME_CORE = (
@@ -150,6 +155,12 @@ class DateRecognizer(ClinicalRecognizer):
             kind="compact"),
         ClinicalPattern(  # the anchor for all month-name forms: July 22nd 2019, 22-Jul-19, July 2019, in July
             "month name", r"\b" + MONTH, 0.85, kind="month"),
+        ClinicalPattern(  # 14 de enero de 2006, enero de 2006, 3. März 2019, 12-janvier-2006, 5 maggio: another
+            # language's month with a day before it or a year after it (alone, "mars" or "Julio" is a word or a name)
+            "month name (other languages)",
+            r"(?<![\w.])(?P<mn>" + _FOREIGN_MONTH + r")(?!\w)"
+            r"(?:[ \t]*(?:(?:de|del|di)[ \t]+|,[ \t]*|[-/][ \t]*)?(?P<y>" + YEAR4 + r")(?!\d))?",
+            0.85, kind="foreign month", trigger_re=r"\b" + _FOREIGN_MONTH + r"\b"),
         ClinicalPattern(  # 07/2019, 7-2019
             "numeric month/year", r"(?<![\d/.])(?<!\d-)(?P<m>\d{1,2})[/-](?P<y>" + YEAR4 + r")(?![\d/]|[.-]\d)",
             0.7, context_score=0.85, kind="my"),
@@ -213,6 +224,15 @@ class DateRecognizer(ClinicalRecognizer):
             if not 1 <= int(groups["m"]) <= 12 or measure_before(text, start) or \
                     _DILUTION_AFTER.match(text, end):
                 return
+        elif kind == "foreign month":  # the day before the month, if any, joins the span
+            before = _FOREIGN_DAY_BEFORE.search(text, max(0, start - 10), start)
+            day = int(before.group("d")) if before is not None else None
+            if (day is None and groups.get("y") is None) or (day is not None and not 1 <= day <= 31):
+                return
+            if before is not None:
+                start = int(before.start())
+            if groups.get("y") is None:
+                result = 0.75
         elif kind == "ordinal":
             if not _DATE_FOLLOW_OK.match(text, end):
                 return

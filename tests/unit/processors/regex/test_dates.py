@@ -60,6 +60,16 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Pt c/o CP since tues, seen MONDAY", [("tues", D, None), ("MONDAY", D, None)]),
     ("Family visited on Sunday.", [("Sunday", D, None)]),
     ("f/u on sat with PCP", [("sat", D, None)]),
+    # another language's month with a day before it or a year after it (Spanish, German, French, Italian,
+    # Portuguese, Dutch)
+    ("El nadir de PSA se alcanzó en enero de 2006.", [("enero de 2006", D, None)]),
+    ("Ingresó el 14 de enero de 2006 por disuria.", [("14 de enero de 2006", D, None)]),
+    ("Consulta 14/enero/2006 y en agosto del 2005.", [("14/enero/2006", D, None), ("agosto del 2005", D, None)]),
+    ("Aufnahme am 3. März 2019, Entlassung im Januar 2020.", [("3. März 2019", D, None), ("Januar 2020", D, None)]),
+    ("Vu le 12 janvier 2006, revu le 1er février.", [("12 janvier 2006", D, None), ("1er février", D, None)]),
+    ("Ricoverato il 5 maggio 2010.", [("5 maggio 2010", D, None)]),
+    ("Internado em 2 de março de 2015.", [("2 de março de 2015", D, None)]),
+    ("Opgenomen op 7 maart 2018.", [("7 maart 2018", D, None)]),
 ]
 
 
@@ -104,6 +114,9 @@ MUST_NOT_TAG: list[str] = [
     "VAS 7/10", "2/16 lymph nodes positive", "breathing over the vent by 3-5, ABG ok",
     "line changed to a cordis. C/O 4-8, numbers the same", "HR from 6-9 overnight",
     "SBP 80'S/30-40'S, bolused", "pressures 90's-2/30's overnight",  # no month has a 30th of February
+    # another language's month name alone is a word or a name ("Mars", "Julio", "Mayo Clinic", "mai"), and no day
+    # is 32 or more
+    "Mars is red", "Julio came today", "seen at Mayo Clinic", "sent by e-mail", "mai", "45 mayo",
 ]
 
 
