@@ -82,6 +82,23 @@ _NOT_STREET_WORD = (
 _STREET_NAME_WORD = r"(?:" + _NOT_STREET_WORD + r"(?:[A-Z][A-Za-z'-]{0,2}\.|[A-Z](?:[A-Za-z'-]|\.(?=[A-Za-z]))*)|\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH))"
 _DIRECTION = r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST)\.?"
 
+#: The street types that lead an address in Spanish, Catalan, Portuguese, French and Italian ("Calle Mayor 3",
+#: "C/ Feixa Llarga 12", "Avda. Manuel Siurot S/N", "Rua Augusta 45", "12, rue de la Paix" is led by its number and
+#: not read here): words no English street name starts with ("via" is left out: "via PICC 2 doses"). Any case:
+#: "calle cartagena 19, 3B".
+_LEADING_STREET_TYPES = (
+    "calle", "avenida", "avda.", "avda", "av.", "paseo", "pº", "plaza", "pza.", "camino", "carretera", "ctra.",
+    "travesía", "travesia", "glorieta", "ronda", "urbanización", "urb.", "carrer", "passeig", "avinguda", "plaça",
+    "rua", "travessa", "praça", "estrada", "rue", "chemin", "allée", "impasse", "quai", "viale", "piazza", "vicolo")
+#: a street type written as the end of one word in German and Dutch ("Hauptstraße 5", "Lindenstr. 12",
+#: "Kalverstraat 92")
+_STREET_SUFFIXES = ("straße", "strasse", "str.", "gasse", "allee", "platz", "straat", "laan", "gracht", "plein")
+_FOREIGN_NAME_WORD = (r"(?:[^\W\d_][\w'\u2019.-]*|(?:de|del|la|las|los|el|y|i|di|della|del|da|do|dos|das|du|des|"
+                      r"le|les)(?![\w']))")
+#: the house number (or "s/n": no number) after the name, "nº 2", and a floor and door ("3F", "6º A", "1C", "2º 1ª")
+_FOREIGN_HOUSE = (r",?[ \t]*(?:n[\u00bao°]\.?[ \t]*)?(?:\d{1,4}[A-Za-z]?(?![\w/])|[Ss]/[Nn](?!\w))"
+                  r"(?:,?[ \t]*\d{1,2}[\u00ba\u00aa°]?[ \t]*[A-Za-z\u00ba\u00aa]?(?![\w/]))?")
+
 _STATE_BEFORE_ZIP = re.compile(
     r"(?:(?P<city>\b" + _CITY + r"),[ \t]*)?\b(?P<state>(?:" + "|".join(_STATE_ABBR) + r")\b\.?|(?i:"
     + _STATE_NAME_RE + r")\b),?[ \t]+$",
@@ -137,6 +154,17 @@ class LocationRecognizer(ClinicalRecognizer):
             + _STREET_NAME_WORD + r"[ \t]+){1,4}?" + _title_and_upper(vocab.STREET_TYPES) + r"\b\.?(?:[ \t]+"
             + _DIRECTION + r"(?!\w))?(?:,?[ \t]*(?:" + _UNIT_WORD + r"\.?|#)[ \t]*#?[ \t]*[A-Z0-9-]{1,6}\b)?",
             0.8, kind="street"),
+        ClinicalPattern(  # another language's street address: "Calle Dr. Joaquín Aznar Molina 2, 3F", "Rua Augusta 45",
+            # "Hauptstraße 5": the street type, up to six words of its name, and a house number (or "s/n")
+            "street (other languages)",
+            r"(?<![\w/])(?:(?i:" + "|".join(regex.escape(t) for t in _LEADING_STREET_TYPES) + r")(?<=[./]|\w(?=[ \t]))"
+            r"|C/(?=[ \t]*[^\W\d_][^\W\d_A-Z]))"  # "C/ Feixa Llarga", not "c/o", "C/O SOB", "c/w"
+            r"[ \t]*(?:" + _FOREIGN_NAME_WORD + r"[ \t]+){0,5}?" + _FOREIGN_NAME_WORD + _FOREIGN_HOUSE
+            + r"|(?<![\w-])[A-Z\u00c4\u00d6\u00dc][\w-]*(?i:" + "|".join(regex.escape(t) for t in _STREET_SUFFIXES)
+            + r")(?<=\.|\w(?=[ \t]))[ \t]*\d{1,4}[a-z]?(?![\w/])",
+            0.8, kind="street", trigger_re=r"(?:\b(?:" + "|".join(re.escape(t) for t in _LEADING_STREET_TYPES)
+            + r")(?:[ \t]|(?<=[./]))|\bc/[ \t]*[^\W\d_]{2}|\w(?:" + "|".join(re.escape(t) for t in _STREET_SUFFIXES)
+            + r")[ \t]*\d)"),
         ClinicalPattern(
             "po box", r"\b(?i:p\.?[ \t]?o\.?[ \t]*box|post[ \t]+office[ \t]+box|pob)[ \t]*#?[ \t]*\d{1,6}\b", 0.9,
             kind="pobox", trigger=("box", "pob")),

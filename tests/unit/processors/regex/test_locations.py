@@ -39,6 +39,18 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("1600 Pennsylvania Avenue NW, Washington, DC 20500", [
         ("1600 Pennsylvania Avenue NW", L, Subtype.STREET), ("Washington", L, Subtype.CITY),
         ("DC", L, Subtype.STATE), ("20500", L, Subtype.ZIP)]),
+    # another language's street address: the street type first, the name, the house number (or "s/n"), a floor
+    # and door; a German or Dutch street type at the end of one word
+    ("Domicilio: Calle Dr. Joaquín Aznar Molina 2, 3F. Madrid", [("Calle Dr. Joaquín Aznar Molina 2, 3F", L,
+                                                               Subtype.STREET)]),
+    ("Domicilio: Av. Litoral, 30, 1C. Madrid", [("Av. Litoral, 30, 1C", L, Subtype.STREET)]),
+    ("Correspondencia: C/ Manuel Silvela nº 2, 6º A.", [("C/ Manuel Silvela nº 2, 6º A", L, Subtype.STREET)]),
+    ("Virgen del Rocío. Avda. Manuel Siurot S/N. Sevilla", [("Avda. Manuel Siurot S/N", L, Subtype.STREET)]),
+    ("vive en la calle cartagena 19, 3B con sus padres", [("calle cartagena 19, 3B", L, Subtype.STREET)]),
+    ("Wohnhaft Hauptstraße 5 in Köln", [("Hauptstraße 5", L, Subtype.STREET)]),
+    ("Adresse: Lindenstr. 12, Berlin", [("Lindenstr. 12", L, Subtype.STREET)]),
+    ("Woont op Kalverstraat 92.", [("Kalverstraat 92", L, Subtype.STREET)]),
+    ("Morada: Rua Augusta 45, Lisboa", [("Rua Augusta 45", L, Subtype.STREET)]),
 ]
 
 
@@ -61,6 +73,9 @@ MUST_NOT_TAG: list[str] = [
     # no house numbers: insulin units, an ordinal written apart, two sentences
     "ENDO=BS COVER W 4U REG SQ @ 0200", "BASELINE 1 ST DEGREE AV BLOCK",
     "MOVES X 4 EXTREMITIES SPONTANEOUSLY. HEAD CT NEGATIVE",
+    # "c/o" and "c/w" are no "C/" (calle); "via" leads no address here; a street type needs a name and a number
+    "c/o nausea again at 2000", "c/w persistent cuff leak despite 19", "Pt to go via ambulance 2 times",
+    "Via PICC 2 doses given", "plaza 3",
 ]
 
 
