@@ -34,9 +34,9 @@ _UNIT = (
     r"capsules?|drops?|gtts?|sprays?|patch(?:es)?|vials?|amps?|doses?)"
 )
 _PER = r"(?:/(?:kg|dL|L|mL|ml|hr?|min|day|d|dose|m2|24[ \t]?h))*"
-#: a unit ends its word, and a letter elided before a vowel starts the next one ("08907 L’Hospitalet": an article,
-#: not litres)
-_UNIT_END = r"(?![\w]|['\u2019]\w)"
+#: a unit ends its word; "L" before an apostrophe and a letter is the elided article of the next word ("08907
+#: L’Hospitalet": no litres), while plural units stay units ("330cc's", "2mg's/hr", "2 L's")
+_UNIT_END = r"(?![\w]|(?<=\bL)['\u2019](?!s\b)[^\W\d_])"
 _TIME = r"(?:[01]\d|2[0-3])[0-5]\d"
 _CLOCK = r"(?:[01]?\d|2[0-3]):[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?"
 _HOUR = r"(?:1[0-2]|0?\d)(?::?[0-5]\d)?"  # "7", "7:30", "0730" / "1145" before am / pm

@@ -322,3 +322,12 @@ def test_when_a_unit_stands_before_an_apostrophe_without_a_letter_then_it_is_sti
     text = "Gave 2 L' bolus; then 500 mL."
     kinds = {text[s:e]: k for s, e, k in syntax_spans(text, genes)}
     assert kinds.get("2 L") == "dose" and kinds.get("500 mL") == "dose"
+
+
+@pytest.mark.parametrize(("text", "dose"), [("bolus 500cc's with no effect", "500cc"), ("ativan at 2mg's/hr", "2mg"),
+                                             ("fentanyl at 100mcg's/hr", "100mcg"), ("Gave 2 L's of LR", "2 L"),
+                                             ("GTT STARTED @ 2 U'HR", "2 U")])
+def test_when_a_unit_is_written_plural_with_an_apostrophe_then_it_is_still_a_dose(
+        genes: frozenset[str], text: str, dose: str) -> None:
+    # only "L" before an apostrophe and a letter (not "'s") is read as an elided article
+    assert [(text[s:e], k) for s, e, k in syntax_spans(text, genes)] == [(dose, "dose")]
