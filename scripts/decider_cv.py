@@ -634,11 +634,32 @@ def fold_ners(args: argparse.Namespace) -> int:
     return 0
 
 
+def ablation_table(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """Per rule and set, the identifier tokens the rule loses and the false-positive tokens it removes: the run
+    without the rule against ``rows["all_on"]`` (each run: set -> its fp and fn counts)."""
+    base = rows["all_on"]
+    return {rule: {name: {"identifier_tokens_lost": base[name]["fn"] - row[name]["fn"],
+                          "false_positive_tokens_removed": row[name]["fp"] - base[name]["fp"]}
+                   for name in base if isinstance(base[name], dict)}
+            for rule, row in rows.items() if rule != "all_on"}
+
+
+def mean_table(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The mean of several :func:`ablation_table` results (one per seed), cell by cell."""
+    first = tables[0]
+    return {rule: {name: {k: round(sum(t[rule][name][k] for t in tables) / len(tables), 2)
+                          for k in ("identifier_tokens_lost", "false_positive_tokens_removed")}
+                   for name in first[rule]}
+            for rule in first}
+
+
 def ablate(args: argparse.Namespace) -> int:
     """Each remaining hard rule off in turn, every set scored: the identifier tokens each rule loses and the
     false-positive tokens it removes (without the rule minus with it). By default the decision model is retrained
     without the rule (so design CV is nested; a retraining moves the threshold, which blurs single rules); with
-    ``--direct`` the shipped model stays and only the rule is switched off (no design CV: the model saw those notes)."""
+    ``--direct`` the shipped model stays and only the rule is switched off (no design CV: the model saw those notes).
+    ``--seeds 13,1,2,3`` retrains with each LightGBM seed and reports the means over them beside each seed's table
+    (one seed's retraining moves nested design fn by 2-3 tokens: README, "How much of that is the seed")."""
     import tempfile
 
     from processors.spans import NER_CANDIDATE_THRESHOLD
@@ -649,38 +670,46 @@ def ablate(args: argparse.Namespace) -> int:
     stored = {} if args.direct else stored_for(corpora, threshold)
     sets = eval_sets(threshold)
     rules = [r for r in args.rules.split(",") if r] if args.rules else list(HARD_RULES)
-    rows: dict[str, Any] = {}
+    seeds: list[int | None] = [int(x) for x in args.seeds.split(",")] if args.seeds and not args.direct else [None]
+    runs: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for rule in ["all_on", *rules]:
-            t0 = time.perf_counter()
-            recovery = {} if rule == "all_on" else {rule: False}
-            options = {"ner": ner_options(threshold), "recovery": recovery}
-            row: dict[str, Any] = {}
-            if args.direct:  # the shipped decision model, the rule off at run time only
-                full: dict[str, Any] = options
-            else:
-                model = Path(tmp) / rule
-                rep = train_decider(corpora, model, stored_ner=stored, steps=DETECT, options=options,
-                                    target_recall=args.target_recall)
-                design = next(c for c in rep["corpora"] if c["name"] == "physionet_design")["nested"]
-                row["physionet_design_cv"] = {k: design[k] for k in ("precision", "recall", "tp", "fp", "fn")}
-                full = {**options, "decide": {"model_dir": str(model)}}
-            for name, (gold, ner) in sets.items():
-                agg = aggregate(gold, run(gold, FULL, full, ner))
-                row[name] = {k: agg[k] for k in ("precision", "recall", "tp", "fp", "fn")}
-            row["seconds"] = round(time.perf_counter() - t0, 1)
-            rows[rule] = row
-            print(json.dumps({rule: {k: (v["fp"], v["fn"]) for k, v in row.items() if isinstance(v, dict)}}),
-                  flush=True)
-    base = rows["all_on"]
-    table = {rule: {name: {"identifier_tokens_lost": base[name]["fn"] - row[name]["fn"],
-                           "false_positive_tokens_removed": row[name]["fp"] - base[name]["fp"]}
-                    for name in base if isinstance(base[name], dict)}
-             for rule, row in rows.items() if rule != "all_on"}
-    out = {"date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold,
-           "protocol": ("the shipped decision model; the rule off at run time" if args.direct else
-                        "the decision model retrained without the rule (design CV nested)"),
-           "runs": rows, "ablation": table}
+        for seed in seeds:
+            rows: dict[str, Any] = {}
+            for rule in ["all_on", *rules]:
+                t0 = time.perf_counter()
+                recovery = {} if rule == "all_on" else {rule: False}
+                options = {"ner": ner_options(threshold), "recovery": recovery}
+                row: dict[str, Any] = {}
+                if args.direct:  # the shipped decision model, the rule off at run time only
+                    full: dict[str, Any] = options
+                else:
+                    model = Path(tmp) / f"{rule}-{seed}"
+                    rep = train_decider(corpora, model, stored_ner=stored, steps=DETECT, options=options,
+                                        target_recall=args.target_recall,
+                                        params=None if seed is None else {"seed": seed})
+                    design = next(c for c in rep["corpora"] if c["name"] == "physionet_design")["nested"]
+                    row["physionet_design_cv"] = {k: design[k] for k in ("precision", "recall", "tp", "fp", "fn")}
+                    full = {**options, "decide": {"model_dir": str(model)}}
+                for name, (gold, ner) in sets.items():
+                    agg = aggregate(gold, run(gold, FULL, full, ner))
+                    row[name] = {k: agg[k] for k in ("precision", "recall", "tp", "fp", "fn")}
+                row["seconds"] = round(time.perf_counter() - t0, 1)
+                rows[rule] = row
+                print(json.dumps({"seed": seed, rule: {k: (v["fp"], v["fn"]) for k, v in row.items()
+                                                       if isinstance(v, dict)}}), flush=True)
+            runs["shipped" if seed is None else f"seed_{seed}"] = rows
+
+    tables = {key: ablation_table(rows) for key, rows in runs.items()}
+    out: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold,
+        "protocol": ("the shipped decision model; the rule off at run time" if args.direct else
+                     "the decision model retrained without the rule (design CV nested)"
+                     + (f", LightGBM seeds {args.seeds}" if args.seeds else ""))}
+    if len(tables) == 1:
+        (key, rows), = runs.items()
+        out.update(runs=rows, ablation=tables[key])
+    else:
+        out.update(runs=runs, ablation_per_seed=tables, ablation=mean_table(list(tables.values())))
     Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
     return 0
 
@@ -748,6 +777,7 @@ def main() -> int:
     a.add_argument("--target-recall", type=float, default=0.975)
     a.add_argument("--rules", default=None, help="comma-separated recovery options (default: every hard rule)")
     a.add_argument("--direct", action="store_true", help="keep the shipped decision model (no retraining)")
+    a.add_argument("--seeds", default=None, help="comma-separated LightGBM seeds to retrain with (means reported)")
     a.add_argument("-o", "--output", default=str(RESULTS / "decider_ablation.json"))
     for p in (t, m):
         p.add_argument("--fp32", action="store_true",

@@ -70,3 +70,21 @@ def test_when_two_ners_out_of_fold_files_are_scored_then_their_union_finds_what_
     assert got["files"][str(one)]["0.03"]["fn"] == 2 and "0.5" not in got["files"][str(one)]  # only thresholds both have
     # a token both found counts once
     assert got["union"]["0.005"] == {"precision": 0.5, "recall": 0.5, "fp": 1, "fn": 1}
+
+
+def test_when_rules_are_ablated_over_seeds_then_each_cell_is_the_rule_off_against_all_on_and_then_their_mean() -> None:
+    def run(fp: int, fn: int) -> dict[str, Any]:
+        return {"lockbox": {"fp": fp, "fn": fn}, "seconds": 1.0}
+
+    seed_a = {"all_on": run(50, 4), "use_terms": run(53, 4), "use_syntax": run(54, 3)}
+    seed_b = {"all_on": run(48, 3), "use_terms": run(55, 5), "use_syntax": run(48, 3)}
+    a, b = cv.ablation_table(seed_a), cv.ablation_table(seed_b)
+    # without the rule 3 more false positives and no identifier more found: the rule removes 3, loses none
+    assert a["use_terms"]["lockbox"] == {"identifier_tokens_lost": 0, "false_positive_tokens_removed": 3}
+    # one identifier found without the rule: the rule loses it
+    assert a["use_syntax"]["lockbox"] == {"identifier_tokens_lost": 1, "false_positive_tokens_removed": 4}
+    assert b["use_terms"]["lockbox"] == {"identifier_tokens_lost": -2, "false_positive_tokens_removed": 7}
+    assert "seconds" not in a["use_terms"]
+    mean = cv.mean_table([a, b])
+    assert mean["use_terms"]["lockbox"] == {"identifier_tokens_lost": -1.0, "false_positive_tokens_removed": 5.0}
+    assert mean["use_syntax"]["lockbox"] == {"identifier_tokens_lost": 0.5, "false_positive_tokens_removed": 2.0}
