@@ -420,6 +420,7 @@ def find_institution(t: NoteText, lexicons: Sequence[_Lexicon], sc: Scores, patt
             name_taken.update(range(i, j + 1))  # "Mary" of "St. Mary's Hospital" is no person
     if patterns:
         _org_patterns(t, single, sc, thr, emit)
+        _org_head_first(t, sc, thr, emit)
         _university_abbreviations(t, single, multi, sc, emit)
     if lex.states:
         city_ends = {j for _, j, e in multi if (e.standalone | e.context) & CITY}
@@ -539,6 +540,56 @@ def _org_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, thr: flo
             continue  # "CARDIAC REHAB" is a service; "Baltimore Rehab", "Kernan Rehab" are places
         strong = any(vocab.zipf(w) < thr for w in specific) or len(specific) >= 2
         emit(k, h, Label.ORGANIZATION, subtype, sc.org_pattern if strong else sc.sentence_start)
+
+
+#: heads that come first in other languages' institution names ("Hospital Universitario Virgen del Rocío", "Clínica
+#: Vistahermosa", "Complexo Hospitalario de Ourense", "Klinikum Rechts der Isar", "Hôpital Saint-Louis", "Ospedale
+#: Maggiore"): a fixed table of those languages' words, not names from any note
+_HEADS_FIRST = frozenset("""hospital hôpital hopital hospitalario hospitalar clínica clinica clinique klinik klinikum
+    krankenhaus universitätsklinikum ospedale policlinico policlínico sanatorio centro complejo complexo
+    fundación fundació""".split())
+#: lower-case words inside such a name ("de", "del", "la": "Centro de Salud de Arganda", "Hospital 12 de Octubre")
+_FIRST_INNER = frozenset("de del la las los el y i di della degli do da dos das du des der e".split())
+_FIRST_MAX_WORDS = 7
+#: a unit of the institution after its name ends it ("HOSPITAL PAVIA YAUCO ED"): no part of the name
+_UNIT_AFTER_NAME = frozenset("ed er icu micu sicu ccu cvicu nicu picu pacu or".split())
+
+
+def _org_head_first(t: NoteText, sc: Scores, thr: float, emit: Any) -> None:
+    """Unlisted organisations named head first, as in Spanish, Portuguese, Catalan, French, Italian and German: a
+    capitalised head (``_HEADS_FIRST``) and up to seven capitalised words or digits after it, with lower-case
+    particles between them. Only when a word of the name is no frequent English word, so "Hospital Day", "Hospital
+    Course" or "HOSPITAL COURSE" are no names; the span ends at its last capitalised word or number."""
+    n = len(t)
+    done = -1
+    for h in range(n - 1):
+        if h <= done or t.words[h] not in _HEADS_FIRST or not t.is_cap(h):
+            continue
+        caps = t.caps_line(h)
+        if caps and t.words[h] == "hospital":
+            continue  # no case evidence, and English nursing notes write "HOSPITAL W SEVERE ..." in capitals
+        last = h
+        k = h + 1
+        while k < n and k - h <= _FIRST_MAX_WORDS:
+            gap = t.text[t.ends[k - 1]:t.starts[k]]
+            # a period only after an abbreviation ("Dr. Peset", "J. Finlay"), not at a sentence's end
+            if gap not in (" ", "-", "'", "\u2019") and not (gap == ". " and len(t.words[k - 1]) <= 3):
+                break
+            if t.words[k] in _FIRST_INNER and t.is_lower(k):
+                k += 1
+                continue
+            if (not (t.is_cap(k) or t.words[k].isdigit()) or t.words[k] in _PATTERN_STOP
+                    or t.words[k] in _UNIT_AFTER_NAME or (caps and len(t.words[k]) == 1)):
+                break
+            last = k
+            k += 1
+        if last == h:
+            continue
+        words = [t.words[x] for x in range(h + 1, last + 1) if t.words[x] not in _FIRST_INNER]
+        if not any(vocab.zipf(w) < thr and not w.isdigit() for w in words):
+            continue  # every word a frequent English word: "Hospital Day", "Centro Medical"
+        emit(h, last, Label.ORGANIZATION, Subtype.HOSPITAL, sc.org_pattern)
+        done = last
 
 
 def _university_abbreviations(t: NoteText, single: list[_Entry | None], multi: list[tuple[int, int, _Entry]],

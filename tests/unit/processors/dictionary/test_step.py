@@ -255,6 +255,29 @@ def test_when_at_joins_a_person_to_an_unlisted_org_then_the_org_span_starts_afte
     assert at < 0 or not any(s.start <= at + 1 < s.end for s in spans)
 
 
+@pytest.mark.parametrize(("text", "org"), [
+    # other languages name an institution head first: the head, capitalised words or a number, lower-case particles
+    ("Servicio de Urología. 5ª planta. Hospital Universitario Virgen del Rocío. Avda. Manuel Siurot S/N",
+     "Hospital Universitario Virgen del Rocío"),  # ends at the sentence's period
+    ("Hospital Universitario Dr. Carlos J. Finlay. Cuba", "Hospital Universitario Dr. Carlos J. Finlay"),
+    ("Correspondencia: Complexo Hospitalario de Ourense.", "Complexo Hospitalario de Ourense"),
+    ("Ingresado en el Hospital 12 de Octubre, Madrid", "Hospital 12 de Octubre"),
+    ("Verlegt ins Klinikum Rechts der Isar, München", "Klinikum Rechts der Isar"),
+    ("ADMITTED FROM HOSPITAL QUIXAL BERNAT ED ON 1/14", None),  # capitals: "HOSPITAL" leads no unlisted name there
+    ("Clínica Vistahermosa ED, Alicante", "Clínica Vistahermosa"),  # a unit after the name is no part of it
+    # every word after the head a frequent English word: no name
+    ("Hospital Day #4 - 6/6", None), ("Hospital Course: stable", None), ("HOSPITAL COURSE: STABLE", None),
+    ("TRANSFERRED FROM OSH. HOSPITAL W SEVERE ISCHEMIC CARDIOMYOPATHY W CLASS IV", None),
+])
+def test_when_an_institution_is_named_head_first_then_the_head_and_its_name_are_one_organisation(
+    detector: DictionaryDetector, text: str, org: str | None
+) -> None:
+    spans = detector.detect(_note(text, None))
+    heads = [text[s.start:s.end] for s in spans if s.label == "ORGANIZATION"
+             and text[s.start:s.end].split()[0].lower() in ("hospital", "complexo", "klinikum", "clínica")]
+    assert heads == ([org] if org else []), heads
+
+
 def test_when_lone_listed_name_in_caps_line_then_candidate_below_threshold_needs_a_vote(
     detector: DictionaryDetector,
 ) -> None:
