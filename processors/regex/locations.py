@@ -93,8 +93,8 @@ _LEADING_STREET_TYPES = (
 #: a street type written as the end of one word in German and Dutch ("Hauptstraße 5", "Lindenstr. 12",
 #: "Kalverstraat 92")
 _STREET_SUFFIXES = ("straße", "strasse", "str.", "gasse", "allee", "platz", "straat", "laan", "gracht", "plein")
-_FOREIGN_NAME_WORD = (r"(?:[^\W\d_][\w'\u2019.-]*|(?:de|del|la|las|los|el|y|i|di|della|del|da|do|dos|das|du|des|"
-                      r"le|les)(?![\w']))")
+#: a word of the street's name: capitalised or not ("calle cartagena"), particles too ("de la", "del", "dos")
+_FOREIGN_NAME_WORD = r"[^\W\d_][\w'\u2019.-]*"
 #: the house number (or "s/n": no number) after the name, "nº 2", and a floor and door ("3F", "6º A", "1C", "2º 1ª")
 _FOREIGN_HOUSE = (r",?[ \t]*(?:n[\u00bao°]\.?[ \t]*)?(?:\d{1,4}[A-Za-z]?(?![\w/])|[Ss]/[Nn](?!\w))"
                   r"(?:,?[ \t]*\d{1,2}[\u00ba\u00aa°]?[ \t]*[A-Za-z\u00ba\u00aa]?(?![\w/]))?")
