@@ -159,7 +159,7 @@ class LocationRecognizer(ClinicalRecognizer):
             "street (other languages)",
             r"(?<![\w/])(?:(?i:" + "|".join(regex.escape(t) for t in _LEADING_STREET_TYPES) + r")(?<=[./]|\w(?=[ \t]))"
             r"|C/(?=[ \t]*[^\W\d_][^\W\d_A-Z]))"  # "C/ Feixa Llarga", not "c/o", "C/O SOB", "c/w"
-            r"[ \t]*(?:" + _FOREIGN_NAME_WORD + r"[ \t]+){0,5}?" + _FOREIGN_NAME_WORD + _FOREIGN_HOUSE
+            r"[ \t]*(?:" + _FOREIGN_NAME_WORD + r"[ \t]+(?:-[ \t]+)?){0,5}?" + _FOREIGN_NAME_WORD + _FOREIGN_HOUSE
             + r"|(?<![\w-])[A-Z\u00c4\u00d6\u00dc][\w-]*(?i:" + "|".join(regex.escape(t) for t in _STREET_SUFFIXES)
             + r")(?<=\.|\w(?=[ \t]))[ \t]*\d{1,4}[a-z]?(?![\w/])",
             0.8, kind="street", trigger_re=r"(?:\b(?:" + "|".join(re.escape(t) for t in _LEADING_STREET_TYPES)
@@ -168,6 +168,11 @@ class LocationRecognizer(ClinicalRecognizer):
         ClinicalPattern(
             "po box", r"\b(?i:p\.?[ \t]?o\.?[ \t]*box|post[ \t]+office[ \t]+box|pob)[ \t]*#?[ \t]*\d{1,6}\b", 0.9,
             kind="pobox", trigger=("box", "pob")),
+        ClinicalPattern(  # other languages' post-office boxes: "Apartado de Correos 20134", "Apdo. 12", "Postfach 1234",
+            # "Caixa Postal 45", "Casella postale 7"; a bare "apartado 3" is a section of a report
+            "po box (other languages)", r"\b(?i:apartado[ \t]+(?:de[ \t]+correos|postal)|apdo\.?|postfach|caixa[ \t]+postal|"
+            r"casella[ \t]+postale|bo[iî]te[ \t]+postale)[ \t]*(?:n[\u00bao°]\.?[ \t]*)?#?[ \t]*\d{1,6}\b", 0.9,
+            kind="pobox", trigger=("apartado", "apdo", "postfach", "postal")),
         ClinicalPattern(  # military addresses: "PSC 0413, Box 8144", "Unit 4719 Box 7394"
             "military box", r"\b(?i:psc|cmr|unit)[ \t]+\d{3,5},?[ \t]+(?i:box)[ \t]+\d{3,5}\b", 0.9, kind="pobox",
             trigger=("box",)),

@@ -51,6 +51,11 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Adresse: Lindenstr. 12, Berlin", [("Lindenstr. 12", L, Subtype.STREET)]),
     ("Woont op Kalverstraat 92.", [("Kalverstraat 92", L, Subtype.STREET)]),
     ("Morada: Rua Augusta 45, Lisboa", [("Rua Augusta 45", L, Subtype.STREET)]),
+    ("Virgen de la Arrixaca. Ctra. Madrid - Cartagena s/n. 30120", [("Ctra. Madrid - Cartagena s/n", L,
+                                                                    Subtype.STREET)]),
+    # other languages' post-office boxes
+    ("Remitido por: X. Apartado de Correos 20134. Tenerife", [("Apartado de Correos 20134", L, Subtype.STREET)]),
+    ("Anschrift: Postfach 1234, Berlin", [("Postfach 1234", L, Subtype.STREET)]),
 ]
 
 
@@ -76,6 +81,7 @@ MUST_NOT_TAG: list[str] = [
     # "c/o" and "c/w" are no "C/" (calle); "via" leads no address here; a street type needs a name and a number
     "c/o nausea again at 2000", "c/w persistent cuff leak despite 19", "Pt to go via ambulance 2 times",
     "Via PICC 2 doses given", "plaza 3",
+    "como se indica en el apartado 3 del informe",  # a section of a report, no post-office box
 ]
 
 
