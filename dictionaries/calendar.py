@@ -35,8 +35,7 @@ FOREIGN_MONTHS: dict[str, tuple[str, ...]] = {
            "november", "december"),
 }
 #: Every foreign month name that is not also an English month name or abbreviation.
-FOREIGN_MONTH_TOKENS: frozenset[str] = frozenset(
-    m for names in FOREIGN_MONTHS.values() for m in names) - MONTH_TOKENS - {"sept", "september", "december"}
+FOREIGN_MONTH_TOKENS: frozenset[str] = frozenset(m for names in FOREIGN_MONTHS.values() for m in names) - MONTH_TOKENS
 
 WEEKDAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WEEKDAY_ABBREVIATIONS: tuple[str, ...] = tuple(d[:3] for d in WEEKDAYS)

@@ -93,6 +93,8 @@ _LEADING_STREET_TYPES = (
 #: a street type written as the end of one word in German and Dutch ("Hauptstraße 5", "Lindenstr. 12",
 #: "Kalverstraat 92")
 _STREET_SUFFIXES = ("straße", "strasse", "str.", "gasse", "allee", "platz", "straat", "laan", "gracht", "plein")
+_LEADING_STREET_TYPE = "|".join(re.escape(t) for t in _LEADING_STREET_TYPES)
+_STREET_SUFFIX = "|".join(re.escape(t) for t in _STREET_SUFFIXES)
 #: a word of the street's name: capitalised or not ("calle cartagena"), particles too ("de la", "del", "dos")
 _FOREIGN_NAME_WORD = r"[^\W\d_][\w'\u2019.-]*"
 #: the house number (or "s/n": no number) after the name, "nº 2", and a floor and door ("3F", "6º A", "1C", "2º 1ª")
@@ -157,13 +159,13 @@ class LocationRecognizer(ClinicalRecognizer):
         ClinicalPattern(  # another language's street address: "Calle Dr. Joaquín Aznar Molina 2, 3F", "Rua Augusta 45",
             # "Hauptstraße 5": the street type, up to six words of its name, and a house number (or "s/n")
             "street (other languages)",
-            r"(?<![\w/])(?:(?i:" + "|".join(regex.escape(t) for t in _LEADING_STREET_TYPES) + r")(?<=[./]|\w(?=[ \t]))"
+            r"(?<![\w/])(?:(?i:" + _LEADING_STREET_TYPE + r")(?<=[./]|\w(?=[ \t]))"
             r"|C/(?=[ \t]*[^\W\d_][^\W\d_A-Z]))"  # "C/ Feixa Llarga", not "c/o", "C/O SOB", "c/w"
             r"[ \t]*(?:" + _FOREIGN_NAME_WORD + r"[ \t]+(?:-[ \t]+)?){0,5}?" + _FOREIGN_NAME_WORD + _FOREIGN_HOUSE
-            + r"|(?<![\w-])[A-Z\u00c4\u00d6\u00dc][\w-]*(?i:" + "|".join(regex.escape(t) for t in _STREET_SUFFIXES)
+            + r"|(?<![\w-])[A-Z\u00c4\u00d6\u00dc][\w-]*(?i:" + _STREET_SUFFIX
             + r")(?<=\.|\w(?=[ \t]))[ \t]*\d{1,4}[a-z]?(?![\w/])",
-            0.8, kind="street", trigger_re=r"(?:\b(?:" + "|".join(re.escape(t) for t in _LEADING_STREET_TYPES)
-            + r")(?:[ \t]|(?<=[./]))|\bc/[ \t]*[^\W\d_]{2}|\w(?:" + "|".join(re.escape(t) for t in _STREET_SUFFIXES)
+            0.8, kind="street", trigger_re=r"(?:\b(?:" + _LEADING_STREET_TYPE
+            + r")(?:[ \t]|(?<=[./]))|\bc/[ \t]*[^\W\d_]{2}|\w(?:" + _STREET_SUFFIX
             + r")[ \t]*\d)"),
         ClinicalPattern(
             "po box", r"\b(?i:p\.?[ \t]?o\.?[ \t]*box|post[ \t]+office[ \t]+box|pob)[ \t]*#?[ \t]*\d{1,6}\b", 0.9,
