@@ -374,6 +374,25 @@ STREET_TYPES = (
 )
 STREET_TYPE_WORDS = frozenset(s.lower() for s in STREET_TYPES)
 
+#: The street types that lead an address in Spanish, Catalan, Portuguese, French and Italian ("Calle Mayor 3",
+#: "C/ Feixa Llarga 12", "Avda. Manuel Siurot S/N", "Rua Augusta 45"): words no English street name starts with
+#: ("via" is not one: "via PICC 2 doses"; the regex step reads "Via" and Polish "ul." only before a capitalised name).
+FOREIGN_LEADING_STREET_TYPES = (
+    "calle", "avenida", "avda.", "avda", "av.", "paseo", "pº", "plaza", "pza.", "camino", "carretera", "ctra.",
+    "travesía", "travesia", "glorieta", "ronda", "urbanización", "urb.", "carrer", "passeig", "avinguda", "plaça",
+    "rua", "rúa", "travessa", "praça", "estrada", "rue", "chemin", "allée", "impasse", "quai", "viale", "piazza",
+    "vicolo")
+#: a street type written as the end of one word in German and Dutch ("Hauptstraße 5", "Lindenstr. 12", "Semperweg
+#: 150", "Kalverstraat 92"), and in Danish, Swedish, Norwegian and Finnish ("Mellemvej 32", "Östbygatan 14",
+#: "Lyngveien 46", "Snellmaninkatu 55", "Sahantie 72")
+FOREIGN_STREET_SUFFIXES = (
+    "straße", "strasse", "str.", "gasse", "allee", "platz", "weg", "straat", "laan", "gracht", "plein", "vej", "vejen",
+    "vägen", "gatan", "gata", "veien", "vegen", "katu", "kuja", "tie")
+#: Hungarian street types, written after the name ("Rákóczi út 13", "Erzsébet tér 19", "Kálmán Imre utca 12")
+FOREIGN_TRAILING_STREET_TYPES = ("utca", "út", "útja", "tér", "tere", "körút", "rakpart", "rkp.")
+#: the words of a military address's first line ("PSC 0413, Box 8144", "Unit 4719 Box 7394", "USNS Saibara")
+MILITARY_ADDRESS_WORDS = ("psc", "cmr", "unit", "box", "usns", "usnv", "uss", "uscgc")
+
 
 @functools.cache
 def _place_names() -> frozenset[str]:

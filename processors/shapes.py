@@ -24,7 +24,9 @@ _SHAPES = re.compile(
     r"|(?<![\d-])\d{3}[-.]\d{4}(?![\d-])",                              # phone, 7 digits with a separator
     re.IGNORECASE,
 )
-_ZIP = re.compile(r"\d{5}(?:-\d{4})?")
+#: a ZIP code, or a military address's last line ("APO AE 09012": the post office and the region stand where a city
+#: and a state would, USPS Publication 28)
+_ZIP = re.compile(r"(?:(?i:apo|fpo|dpo)[ \t]+(?i:aa|ae|ap)[ \t]+)?\d{5}(?:-\d{4})?")
 _NEVER_LABELS = frozenset({Label.EMAIL, Label.URL, Label.IP})
 #: detectors that read a date without checking the calendar: a number only they call a date must be readable
 MODEL_SOURCES = frozenset({"ner", "llm"})
@@ -66,7 +68,8 @@ def windows(text: str, spans: Sequence[Span], reach: int) -> list[tuple[int, int
 
 
 def identifier_shaped(surface: str) -> bool:
-    """``surface`` holds a phone, email, URL, IP or SSN shape, or is a ZIP code."""
+    """``surface`` holds a phone, email, URL, IP or SSN shape, or is a ZIP code (a military one with its post office
+    and region: "APO AE 09012")."""
     return bool(_SHAPES.search(surface) or _ZIP.fullmatch(surface))
 
 

@@ -8,7 +8,7 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
 
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
-    # seed_ensemble, ner_noise
+    # seed_ensemble, ner_noise, token_weights, spelling
     # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
     # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
     .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
@@ -41,6 +41,9 @@ Trials:
   models unquantized: another draw of the NER's scores on the same notes) at weight 0, 10 and 20, the same patients in
   the same folds; the nested estimate is also given on the held-out patients' float32 rows. Does a decision model
   that has seen two draws of the NER's scores keep the identifiers of a third (a new NER model) better?
+- ``spelling``: three columns for misspelt words ("LENTGH", "grandaughter", "Reveiw", "cahir"): the Zipf frequency of
+  the most frequent English word one edit from a word of the candidate that is no word itself (all words, and words
+  that are not first names: "Smtih" is one edit from "smith"), and the share of its words with such a neighbour.
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
   seed + 0, 1000, 2000, 3000): less of the seed's noise in the scores and, perhaps, steadier fold thresholds.
 """
@@ -145,6 +148,59 @@ def number_parts(note: Any, idx: Sequence[int]) -> list[list[float]]:
             continue
         vals = [float(min(int(x), 99999)) for x in nums[:3]] + [-1.0] * (3 - min(3, len(nums)))
         out.append([float(len(nums)), *vals, float(len(nums[0])), float(len(nums[1])) if len(nums) > 1 else -1.0])
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def spelling_index() -> tuple[dict[str, tuple[str, ...]], dict[str, float]]:
+    """English words of four letters or more (wordfreq's 60,000 most frequent), keyed by themselves and by each of
+    their one-letter deletions: a word one insertion, deletion, substitution or transposition away from a query shares
+    a key with one of the query's deletions (symmetric deletion, as SymSpell)."""
+    from collections import defaultdict
+
+    from wordfreq import top_n_list, zipf_frequency
+
+    keys: dict[str, list[str]] = defaultdict(list)
+    zipfs: dict[str, float] = {}
+    for w in top_n_list("en", 60000):
+        if len(w) < 4 or not w.isalpha():
+            continue
+        zipfs[w] = zipf_frequency(w, "en")
+        for k in {w, *(w[:i] + w[i + 1:] for i in range(len(w)))}:
+            keys[k].append(w)
+    return {k: tuple(v) for k, v in keys.items()}, zipfs
+
+
+def typo_of(word: str) -> tuple[float, float]:
+    """(the Zipf frequency of the most frequent English word about one edit from ``word``, the same among words
+    that are not first names), 0 when ``word`` is itself a word (Zipf >= 2.5), shorter than 4 letters or near
+    nothing: "LENTGH" -> length, "grandaughter" -> granddaughter; "Wisniewski" -> nothing."""
+    from dictionaries import vocab
+
+    w = word.lower()
+    if len(w) < 4 or not w.isalpha() or vocab.zipf(w) >= 2.5:
+        return 0.0, 0.0
+    keys, zipfs = spelling_index()
+    near = {x for k in {w, *(w[:i] + w[i + 1:] for i in range(len(w)))} for x in keys.get(k, ())}
+    near.discard(w)
+    if not near:
+        return 0.0, 0.0
+    plain = [zipfs[x] for x in near if not vocab.is_first_name(x)]
+    return max(zipfs[x] for x in near), max(plain, default=0.0)
+
+
+def spelling(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    """Per candidate: the highest :func:`typo_of` of its words (both columns) and the share of its words of four
+    letters or more that are one edit from an English word (a misspelt "dauther", "LAIBLE", "Reveiw")."""
+    out = []
+    for i in idx:
+        s = note.spans[i]
+        words = [w for w in _ALPHA.findall(note.text, s.start, s.end) if len(w) >= 4]
+        if not words:
+            out.append([-1.0, -1.0, -1.0])
+            continue
+        t = [typo_of(w) for w in words]
+        out.append([max(a for a, _ in t), max(b for _, b in t), sum(a > 0 for a, _ in t) / len(words)])
     return out
 
 
@@ -283,6 +339,7 @@ TRIALS: dict[str, Trial] = {
     "language": Trial(extra=note_language, extra_names=("note_foreign_share",)),
     "ner_noise": Trial(fp32_rows=(0.0, 10.0, 20.0)),
     "token_weights": Trial(token_weight=True),
+    "spelling": Trial(extra=spelling, extra_names=("typo_zipf", "typo_zipf_not_first", "typo_share")),
 }
 
 

@@ -82,19 +82,11 @@ _NOT_STREET_WORD = (
 _STREET_NAME_WORD = r"(?:" + _NOT_STREET_WORD + r"(?:[A-Z][A-Za-z'-]{0,2}\.|[A-Z](?:[A-Za-z'-]|\.(?=[A-Za-z]))*)|\d{1,3}(?:st|nd|rd|th|ST|ND|RD|TH))"
 _DIRECTION = r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WEST)\.?"
 
-#: The street types that lead an address in Spanish, Catalan, Portuguese, French and Italian ("Calle Mayor 3",
-#: "C/ Feixa Llarga 12", "Avda. Manuel Siurot S/N", "Rua Augusta 45", "12, rue de la Paix" is led by its number and
-#: not read here): words no English street name starts with ("via" is left out: "via PICC 2 doses"). Any case:
-#: "calle cartagena 19, 3B".
-_LEADING_STREET_TYPES = (
-    "calle", "avenida", "avda.", "avda", "av.", "paseo", "pº", "plaza", "pza.", "camino", "carretera", "ctra.",
-    "travesía", "travesia", "glorieta", "ronda", "urbanización", "urb.", "carrer", "passeig", "avinguda", "plaça",
-    "rua", "travessa", "praça", "estrada", "rue", "chemin", "allée", "impasse", "quai", "viale", "piazza", "vicolo")
-#: a street type written as the end of one word in German and Dutch ("Hauptstraße 5", "Lindenstr. 12",
-#: "Kalverstraat 92")
-_STREET_SUFFIXES = ("straße", "strasse", "str.", "gasse", "allee", "platz", "straat", "laan", "gracht", "plein")
-_LEADING_STREET_TYPE = "|".join(re.escape(t) for t in _LEADING_STREET_TYPES)
-_STREET_SUFFIX = "|".join(re.escape(t) for t in _STREET_SUFFIXES)
+#: the Italian particles inside a street's name ("Via delle Coste 41")
+_IT_PARTICLE = r"(?:del|della|delle|dei|degli|dello|di|dell['\u2019])"
+_TRAILING_STREET_TYPE = "|".join(re.escape(t) for t in vocab.FOREIGN_TRAILING_STREET_TYPES)
+_LEADING_STREET_TYPE = "|".join(re.escape(t) for t in vocab.FOREIGN_LEADING_STREET_TYPES)
+_STREET_SUFFIX = "|".join(re.escape(t) for t in vocab.FOREIGN_STREET_SUFFIXES)
 #: a word of the street's name: capitalised or not ("calle cartagena"), particles too ("de la", "del", "dos")
 _FOREIGN_NAME_WORD = r"[^\W\d_][\w'\u2019.-]*"
 #: the house number (or "s/n": no number) after the name, "nº 2", and a floor and door ("3F", "6º A", "1C", "2º 1ª")
@@ -167,6 +159,18 @@ class LocationRecognizer(ClinicalRecognizer):
             0.8, kind="street", trigger_re=r"(?:\b(?:" + _LEADING_STREET_TYPE
             + r")(?:[ \t]|(?<=[./]))|\bc/[ \t]*[^\W\d_]{2}|\w(?:" + _STREET_SUFFIX
             + r")[ \t]*\d)"),
+        ClinicalPattern(  # Hungarian order, the type after the name: "Rákóczi út 13", "hegyalja út 98",
+            # "Árpád fejedelem útja 62"; a capitalised word may lead a second one
+            "street (type after the name)",
+            r"(?<![\w-])(?:\d{1,5}[ \t]+)?(?:\p{Lu}[\w'-]*[ \t]+(?:[\w'-]+[ \t]+)?|[\w'-]+[ \t]+)(?i:"
+            + _TRAILING_STREET_TYPE + r")(?<=\.|\w(?=[ \t]))[ \t]*\d{1,4}[a-z]?(?![\w/])",
+            0.8, kind="street", trigger_re=r"(?:^|[^\w])(?:" + _TRAILING_STREET_TYPE + r")[ \t]*\d"),
+        ClinicalPattern(  # Italian "Via" and Polish "ul." lead an address only before a capitalised name and a
+            # number ("Via Roma 131", "Via delle Coste 41", "ul. Jesionowa 127"; not "via PICC 2", "Via NGT 2")
+            "street (via, ul.)",
+            r"(?<![\w/])(?:(?:Via|VIA)[ \t]+(?:" + _IT_PARTICLE + r"[ \t]*)?|ul\.[ \t]*)\p{Lu}\p{Ll}[\w'-]*"
+            r"(?:[ \t]+(?:" + _IT_PARTICLE + r"|\p{Lu}[\w'-]*)){0,3}[ \t]+\d{1,4}[a-z]?(?![\w/])",
+            0.8, kind="street", trigger=("via", "ul.")),
         ClinicalPattern(
             "po box", r"\b(?i:p\.?[ \t]?o\.?[ \t]*box|post[ \t]+office[ \t]+box|pob)[ \t]*#?[ \t]*\d{1,6}\b", 0.9,
             kind="pobox", trigger=("box", "pob")),
@@ -178,9 +182,14 @@ class LocationRecognizer(ClinicalRecognizer):
         ClinicalPattern(  # military addresses: "PSC 0413, Box 8144", "Unit 4719 Box 7394"
             "military box", r"\b(?i:psc|cmr|unit)[ \t]+\d{3,5},?[ \t]+(?i:box)[ \t]+\d{3,5}\b", 0.9, kind="pobox",
             trigger=("box",)),
-        ClinicalPattern(  # "APO AE 09012": the ZIP of a military address
-            "military zip", r"\b(?i:apo|fpo|dpo)[ \t]+(?i:aa|ae|ap)[ \t]+(?P<v>\d{5})\b", 0.9, kind="zip",
-            trigger=("apo", "fpo", "dpo")),
+        ClinicalPattern(  # "APO AE 09012": a military address's last line, its post office (APO, FPO, DPO) and
+            # region (AA, AE, AP) where a city and a state would stand (USPS Publication 28), one span
+            "military zip", r"\b(?i:apo|fpo|dpo)[ \t]+(?i:aa|ae|ap)[ \t]+\d{5}(?:-\d{4})?\b", 0.9,
+            kind="military", trigger=("apo", "fpo", "dpo")),
+        ClinicalPattern(  # the ship's line above it: "USNS Saibara", "uscgc aslakhanov" before "FPO AP 12428"
+            "military ship", r"\b(?i:usns|usnv|uss|uscgc)[ \t]+[^\W\d_][\w'-]*(?:[ \t]+[^\W\d_][\w'-]*){0,2}"
+            r"(?=[ \t]*[,\n][^\w\n]*(?:[^\w\n]*\n)?[^\w\n]*(?i:fpo|apo|dpo)[ \t]+(?i:aa|ae|ap)[ \t]+\d{5})", 0.9,
+            kind="pobox", trigger=("fpo", "apo", "dpo")),
         ClinicalPattern(  # "Apt. 595", "Suite 501" on their own
             "unit", r"\b(?:Apt|APT|Apartment|APARTMENT|Suite|SUITE|Ste|STE)\.?[ \t]*#?[ \t]*\d{1,5}[A-Z]?\b", 0.6,
             kind="pobox"),
@@ -198,6 +207,9 @@ class LocationRecognizer(ClinicalRecognizer):
             city = self._trim_city(text, start, end)
             if city is not None and text[city[0]:city[1]].split()[0].upper() not in _NOT_A_CITY:
                 yield Hit(city[0], city[1], Label.LOCATION, Subtype.CITY, pattern.score)
+            return
+        if kind == "military":  # no subtype: a surrogate reads it as a place and a ZIP ("Phoenix 26070")
+            yield Hit(start, end, Label.LOCATION, None, pattern.score)
             return
         if kind in ("street", "pobox", "zip"):
             number = _LEADING_NUMBER.match(text, start)

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from dictionaries import vocab
 from dictionaries.calendar import MONTHS, WEEKDAYS
 from schemas.labels import Label, Subtype
 from schemas.models import Span
@@ -327,6 +328,11 @@ _STREET_WORDS = frozenset({
     "highway", "sq", "square", "trl", "trail", "apt", "apartment", "suite", "ste", "unit", "bldg", "floor",
     "fl", "rm", "room", "po", "p", "o", "box", "n", "s", "e", "w", "ne", "nw", "se", "sw", "north", "south",
     "east", "west", "and", "of", "the", "#",
+    # other languages' street types ("Calle", "ul.", "út") and a military address's words ("PSC", "USNS")
+    *(t.rstrip(".") for t in (*vocab.FOREIGN_LEADING_STREET_TYPES, *vocab.FOREIGN_TRAILING_STREET_TYPES)),
+    "via", "ul", *vocab.MILITARY_ADDRESS_WORDS,
+    # particles inside other languages' street names ("Calle de la Paz", "Via delle Coste")
+    "de", "del", "la", "las", "los", "da", "do", "dos", "das", "di", "della", "delle", "dei", "degli", "des", "du",
 })
 _HOSPITAL_SMALL = frozenset({"of", "and", "the", "at", "for", "in", "on"})
 _HOSPITAL_UPPER = frozenset({"ii", "iii", "iv", "va", "llc", "lp", "inc", "us", "usa", "nyu", "ucla", "ucsf"})
@@ -697,13 +703,14 @@ def _street(secret: bytes, patient_key: str, original: str) -> str:
     out: list[str] = []
     pos = 0
     replaced_run = False
-    for m in re.finditer(r"[A-Za-z]+|\d+", original):
+    for m in re.finditer(r"[^\W\d_]+|\d+", original):  # letters of any script: "Rákóczi" is one word
         out.append(original[pos:m.start()])
         tok = m.group(0)
         if tok.isdigit():
             out.append(surrogate_shape(secret, patient_key, "street-number", tok))
             replaced_run = False
-        elif tok.lower() in _STREET_WORDS or re.fullmatch(r"\d+(st|nd|rd|th)", tok.lower()):
+        elif (tok.lower() in _STREET_WORDS or re.fullmatch(r"\d+(st|nd|rd|th)", tok.lower())
+              or (len(tok) <= 2 and m.start() > 0 and original[m.start() - 1].isdigit())):  # "3F", "12B": a door
             out.append(tok)
             replaced_run = False
         elif not replaced_run:

@@ -31,7 +31,12 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("23675 River Way Arlington Heights, IL 60005", [("23675 River Way", L, Subtype.STREET),
                                                     ("Arlington Heights", L, Subtype.CITY)]),
     ("Rio Grande City, TX 78582", [("Rio Grande City", L, Subtype.CITY)]),
-    ("PSC 0413, Box 8144, APO AE 09012", [("PSC 0413, Box 8144", L, Subtype.STREET), ("09012", L, Subtype.ZIP)]),
+    # a military address: the box, and the last line whole (post office, region, ZIP); a ship's name above it
+    ("PSC 0413, Box 8144, APO AE 09012", [("PSC 0413, Box 8144", L, Subtype.STREET), ("APO AE 09012", L, None)]),
+    ("Unit 4719 Box 7394\nDPO AP 70942 in case", [("Unit 4719 Box 7394", L, Subtype.STREET),
+                                                 ("DPO AP 70942", L, None)]),
+    ("sent to USNS Saibara\nFPO AP 12428. It", [("USNS Saibara", L, Subtype.STREET), ("FPO AP 12428", L, None)]),
+    ("to uscgc aslakhanov, fpo ae 44941?", [("uscgc aslakhanov", L, Subtype.STREET), ("fpo ae 44941", L, None)]),
     ("Office in Suite 501.", [("Suite 501", L, Subtype.STREET)]),
     # an ALL-CAPS line gives no case evidence: a city the gazetteer knows still counts
     ("SON FROM DALLAS, TX CALLED TODAY", [("DALLAS", L, Subtype.CITY), ("TX", L, Subtype.STATE)]),
@@ -51,6 +56,18 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Adresse: Lindenstr. 12, Berlin", [("Lindenstr. 12", L, Subtype.STREET)]),
     ("Woont op Kalverstraat 92.", [("Kalverstraat 92", L, Subtype.STREET)]),
     ("Morada: Rua Augusta 45, Lisboa", [("Rua Augusta 45", L, Subtype.STREET)]),
+    ("Adresse: Semperweg 150, Zürich", [("Semperweg 150", L, Subtype.STREET)]),
+    # the Nordic street types at the end of one word, the Hungarian ones after the name, "Via" and "ul." before a
+    # capitalised name
+    ("Mellemvej 32, Aalborg", [("Mellemvej 32", L, Subtype.STREET)]),
+    ("bor på Östbygatan 14 i Lund", [("Östbygatan 14", L, Subtype.STREET)]),
+    ("asuu Snellmaninkatu 55, Espoo", [("Snellmaninkatu 55", L, Subtype.STREET)]),
+    ("Cím: Rákóczi út 13. Veszprém", [("Rákóczi út 13", L, Subtype.STREET)]),
+    ("The title refers to Árpád fejedelem útja 3. street", [("Árpád fejedelem útja 3", L, Subtype.STREET)]),
+    ("must enter on hegyalja út 98. st.", [("hegyalja út 98", L, Subtype.STREET)]),
+    ("Indirizzo: Via delle Coste 41, Colle", [("Via delle Coste 41", L, Subtype.STREET)]),
+    ("his address: 6138 Via Roma 131", [("Via Roma 131", L, Subtype.STREET)]),
+    ("Adres: ul. Jesionowa 127, Poznań", [("ul. Jesionowa 127", L, Subtype.STREET)]),
     ("Virgen de la Arrixaca. Ctra. Madrid - Cartagena s/n. 30120", [("Ctra. Madrid - Cartagena s/n", L,
                                                                     Subtype.STREET)]),
     # other languages' post-office boxes
@@ -80,7 +97,9 @@ MUST_NOT_TAG: list[str] = [
     "MOVES X 4 EXTREMITIES SPONTANEOUSLY. HEAD CT NEGATIVE",
     # "c/o" and "c/w" are no "C/" (calle); "via" leads no address here; a street type needs a name and a number
     "c/o nausea again at 2000", "c/w persistent cuff leak despite 19", "Pt to go via ambulance 2 times",
-    "Via PICC 2 doses given", "plaza 3",
+    "Via PICC 2 doses given", "plaza 3", "Via NGT 2 doses", "via foley 300", "IRRIGATE 20 ML",
+    "APO A1 120 mg/dl", "AA 12345 units",  # no post office and region with a ZIP
+    "tie 2 knots", "ul 12",
     "como se indica en el apartado 3 del informe",  # a section of a report, no post-office box
 ]
 

@@ -245,3 +245,19 @@ def test_when_the_patients_sex_is_stated_then_the_patients_given_name_takes_it(s
         # another person's name in the same note keeps its own sex
         other = surrogate_name(SECRET, patient, "Robert Brown", patient_words=words, sex=sex)
         assert _first_sex(other) == "M"
+
+
+@pytest.mark.parametrize(("original", "kept", "gone"), [
+    # the name's letters of any script are one word, replaced whole; the street type, particles and door stay
+    ("Rákóczi út 13", ("út",), ("Rákóczi", "R", "czi", "13")),
+    ("Calle Dr. Joaquín Aznar Molina 2, 3F", ("Calle", "Dr.", "F"), ("Joaquín", "Aznar", "Molina", "Joaqu")),
+    ("ul. Jesionowa 127", ("ul.",), ("Jesionowa", "127")),
+    ("Via delle Coste 41", ("Via", "delle"), ("Coste", "41")),
+    ("USNS Saibara", ("USNS",), ("Saibara",)),
+])
+def test_when_a_street_of_another_language_or_a_military_one_then_its_name_and_numbers_change(
+        original: str, kept: tuple[str, ...], gone: tuple[str, ...]) -> None:
+    new = surrogate("LOCATION", "STREET", original)
+    words = re.findall(r"[^\W\d_]+\.?|\d+", new)
+    assert all(k in new for k in kept), new
+    assert not any(g in words or g.rstrip(".") in words for g in gone), new
