@@ -84,6 +84,9 @@ _DIRECTION = r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|NORTH|SOUTH|EAST|WES
 
 #: the Italian particles inside a street's name ("Via delle Coste 41")
 _IT_PARTICLE = r"(?:del|della|delle|dei|degli|dello|di|dell['\u2019])"
+#: the one street pattern led by a word English uses too ("Via"): a unit after its number ("Via Foley 200 cc") is no
+#: address ("Carretera ... M-608 Km 41" is one: the unit check stays off the other patterns)
+_VIA_PATTERN = "street (via, ul.)"
 _TRAILING_STREET_TYPE = "|".join(re.escape(t) for t in vocab.FOREIGN_TRAILING_STREET_TYPES)
 _LEADING_STREET_TYPE = "|".join(re.escape(t) for t in vocab.FOREIGN_LEADING_STREET_TYPES)
 _STREET_SUFFIX = "|".join(re.escape(t) for t in vocab.FOREIGN_STREET_SUFFIXES)
@@ -167,7 +170,7 @@ class LocationRecognizer(ClinicalRecognizer):
             0.8, kind="street", trigger_re=r"(?:^|[^\w])(?:" + _TRAILING_STREET_TYPE + r")[ \t]*\d"),
         ClinicalPattern(  # Italian "Via" and Polish "ul." lead an address only before a capitalised name and a
             # number ("Via Roma 131", "Via delle Coste 41", "ul. Jesionowa 127"; not "via PICC 2", "Via NGT 2")
-            "street (via, ul.)",
+            _VIA_PATTERN,
             r"(?<![\w/])(?:(?:Via|VIA)[ \t]+(?:" + _IT_PARTICLE + r"[ \t]*)?|ul\.[ \t]*)\p{Lu}\p{Ll}[\w'-]*"
             r"(?:[ \t]+(?:" + _IT_PARTICLE + r"|\p{Lu}[\w'-]*)){0,3}[ \t]+\d{1,4}[a-z]?(?![\w/])",
             0.8, kind="street", trigger=("via", "ul.")),
@@ -215,8 +218,9 @@ class LocationRecognizer(ClinicalRecognizer):
             number = _LEADING_NUMBER.match(text, start)
             if kind == "street" and (measure_before(text, start, 12) or _SAINT.match(text, end)
                                      or unit_after(text, number.end() if number else start)
+                                     or (pattern.name == _VIA_PATTERN and unit_after(text, end))
                                      or _NOT_HOUSE_NUMBER.match(text, start)):
-                return  # "BP 120 ...", "ST. JUDE VALVE", "40 MEQ KCL. ST."
+                return  # "BP 120 ...", "ST. JUDE VALVE", "40 MEQ KCL. ST.", "Via Foley 200 cc"
             yield Hit(start, end, Label.LOCATION, Subtype.ZIP if kind == "zip" else Subtype.STREET, pattern.score)
             return
         if kind == "csz":

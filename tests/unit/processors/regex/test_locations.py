@@ -68,6 +68,8 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Indirizzo: Via delle Coste 41, Colle", [("Via delle Coste 41", L, Subtype.STREET)]),
     ("his address: 6138 Via Roma 131", [("Via Roma 131", L, Subtype.STREET)]),
     ("Adres: ul. Jesionowa 127, Poznań", [("ul. Jesionowa 127", L, Subtype.STREET)]),
+    # a unit after the number rules out "Via" only ("Via Foley 200 cc"): a road's kilometre is part of an address
+    ("Hospital, Carretera de Toledo M-506 Km 12, Madrid", [("Carretera de Toledo M-506", L, Subtype.STREET)]),
     ("Virgen de la Arrixaca. Ctra. Madrid - Cartagena s/n. 30120", [("Ctra. Madrid - Cartagena s/n", L,
                                                                     Subtype.STREET)]),
     # other languages' post-office boxes
@@ -99,7 +101,7 @@ MUST_NOT_TAG: list[str] = [
     "c/o nausea again at 2000", "c/w persistent cuff leak despite 19", "Pt to go via ambulance 2 times",
     "Via PICC 2 doses given", "plaza 3", "Via NGT 2 doses", "via foley 300", "IRRIGATE 20 ML",
     "APO A1 120 mg/dl", "AA 12345 units",  # no post office and region with a ZIP
-    "tie 2 knots", "ul 12",
+    "tie 2 knots", "ul 12", "Via Foley 200 cc overnight", "Via Hickman 2 doses",  # a unit after the "number"
     "como se indica en el apartado 3 del informe",  # a section of a report, no post-office box
 ]
 
