@@ -16,17 +16,16 @@ MONTH_ABBREVIATIONS: tuple[str, ...] = tuple(m[:3] for m in MONTHS)
 #: Every single-word month token: full names, three-letter abbreviations and "sept".
 MONTH_TOKENS: frozenset[str] = frozenset(MONTHS) | frozenset(MONTH_ABBREVIATIONS) | {"sept"}
 
-#: Month names of the other languages the product meets (Spanish, German, French, Italian, Portuguese, Dutch), with
-#: their common spellings without accents; names the English table has ("april", "august", "november") are left to it.
-#: Used only where a day or a year stands beside them ("14 de enero de 2006", "3. März 2019", "janvier 2006"):
-#: alone, several are words or names ("mars", "mayo", "julio").
-FOREIGN_MONTHS: dict[str, tuple[str, ...]] = {
+#: Month names of the other languages the product meets (Spanish, German, French, Italian, Portuguese, Dutch), in month
+#: order, each as the language writes it. Used only where a day or a year stands beside them ("14 de enero de 2006",
+#: "3. März 2019", "janvier 2006"): alone, several are words or names ("mars", "mayo", "julio").
+FOREIGN_MONTH_NAMES: dict[str, tuple[str, ...]] = {
     "es": ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
-           "noviembre", "diciembre", "setiembre"),
-    "de": ("januar", "jänner", "februar", "märz", "maerz", "april", "mai", "juni", "juli", "august", "september",
-           "oktober", "november", "dezember"),
-    "fr": ("janvier", "février", "fevrier", "mars", "avril", "mai", "juin", "juillet", "août", "aout", "septembre",
-           "octobre", "novembre", "décembre", "decembre"),
+           "noviembre", "diciembre"),
+    "de": ("januar", "februar", "märz", "april", "mai", "juni", "juli", "august", "september", "oktober", "november",
+           "dezember"),
+    "fr": ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre",
+           "décembre"),
     "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre",
            "novembre", "dicembre"),
     "pt": ("janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro",
@@ -34,8 +33,30 @@ FOREIGN_MONTHS: dict[str, tuple[str, ...]] = {
     "nl": ("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober",
            "november", "december"),
 }
+#: Other common spellings: without accents ("maerz", "fevrier", "aout"), and regional names ("setiembre", "jänner").
+FOREIGN_MONTH_VARIANTS: dict[str, tuple[str, int]] = {
+    "setiembre": ("es", 9), "jänner": ("de", 1), "maerz": ("de", 3), "fevrier": ("fr", 2), "aout": ("fr", 8),
+    "decembre": ("fr", 12),
+}
+#: Each language's month names with their other spellings (what the regex step reads); names the English table has
+#: ("april", "august", "november") are left to it.
+FOREIGN_MONTHS: dict[str, tuple[str, ...]] = {
+    lang: names + tuple(v for v, (vl, _) in FOREIGN_MONTH_VARIANTS.items() if vl == lang)
+    for lang, names in FOREIGN_MONTH_NAMES.items()
+}
 #: Every foreign month name that is not also an English month name or abbreviation.
 FOREIGN_MONTH_TOKENS: frozenset[str] = frozenset(m for names in FOREIGN_MONTHS.values() for m in names) - MONTH_TOKENS
+
+
+def foreign_months(token: str) -> list[tuple[str, int]]:
+    """The (language, month 1-12) readings of a foreign month name in any case, in ``FOREIGN_MONTH_NAMES``' order of
+    languages ("mai": German and French May; "marzo": Spanish and Italian March); [] for anything else."""
+    low = token.lower().rstrip(".")
+    if low not in FOREIGN_MONTH_TOKENS:
+        return []
+    found = [(lang, names.index(low) + 1) for lang, names in FOREIGN_MONTH_NAMES.items() if low in names]
+    return found or [FOREIGN_MONTH_VARIANTS[low]]
+
 
 WEEKDAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WEEKDAY_ABBREVIATIONS: tuple[str, ...] = tuple(d[:3] for d in WEEKDAYS)

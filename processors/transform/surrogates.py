@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from dictionaries import vocab
-from dictionaries.calendar import MONTHS, WEEKDAYS
+from dictionaries.calendar import FOREIGN_MONTH_NAMES, FOREIGN_MONTH_TOKENS, MONTHS, WEEKDAYS, foreign_months
 from schemas.labels import Label, Subtype
 from schemas.models import Span
 
@@ -45,10 +45,15 @@ def shift_days(secret: bytes, patient_key: str, lo: int, hi: int) -> int:
 
 # -------------------------------------------------------------------------------------------- dates
 
+#: a month's name: English (full or abbreviated) or another language's (``FOREIGN_MONTH_TOKENS``: "enero", "März")
 _MON = (r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-        r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![a-z])(?P<mdot>\.)?")
+        r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|"
+        + "|".join(sorted(map(re.escape, FOREIGN_MONTH_TOKENS), key=len, reverse=True))
+        + r")(?![^\W\d_])(?P<mdot>\.)?")
 _Y4 = r"(?:1[89]\d\d|20\d\d|21\d\d)"
 _ORD = r"(?P<ord>st|nd|rd|th)"
+#: a day's ordinal before a month's name, French "1er" too ("1er mai 2019")
+_ORD_DM = r"(?P<ord>st|nd|rd|th|er)"
 #: Year-less dates are shifted inside this non-leap reference year (Feb 29 inside a leap one).
 REFERENCE_YEAR = 2001
 #: Month/year-only dates are shifted from this day of their month; year-only dates from July 2.
@@ -61,12 +66,13 @@ _DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("ymd", rf"(?<!\d)(?P<y>{_Y4})(?P<s1>[-/.])(?P<m>\d{{1,2}})(?P=s1)(?P<d>\d{{1,2}})(?!\d)"),
         ("compact", rf"(?<!\d)(?P<y>{_Y4})(?P<m>0[1-9]|1[0-2])(?P<d>0[1-9]|[12]\d|3[01])(?!\d)"),
         ("mdy", rf"(?<![\d/.-])(?P<m>\d{{1,2}})(?P<s1>[-/.])(?P<d>\d{{1,2}})(?P=s1)(?P<y>{_Y4}|\d\d)(?!\d)"),
-        ("dmony", rf"(?<!\d)(?P<d>\d{{1,2}}){_ORD}?(?P<s1>\s*-\s*|\s+of\s+|\s+|/|\.)(?:the\s+)?{_MON}"
-                  rf"(?:(?P<s2>,\s*|\s*-\s*|\s+|/)(?P<y>{_Y4}|'\d\d|\d\d))?(?![\d:])"),
+        # "14 de enero de 2006", "3. März 2019", "3 de marzo del 2019" as well as "22 July 2019", "22-Jul-19"
+        ("dmony", rf"(?<!\d)(?P<d>\d{{1,2}}){_ORD_DM}?(?P<s1>\s*-\s*|\s+of\s+|\s+de\s+|\s+|/|\.\s*)(?:the\s+)?{_MON}"
+                  rf"(?:(?P<s2>,\s*|\s*-\s*|\s+de[l]?\s+|\s+|/)(?P<y>{_Y4}|'\d\d|\d\d))?(?![\d:])"),
         ("mony2", rf"(?<![\w]){_MON}(?P<s1>\s*'|-)(?P<y>\d\d)(?![\d:])"),
         ("mondy", rf"(?<![\w]){_MON}(?P<s1>\s*-\s*|\s+(?:the\s+)?|/)(?P<d>\d{{1,2}}){_ORD}?(?!\d)"
                   rf"(?:(?P<s2>,\s*|\s+|-|/)(?P<y>{_Y4}|'\d\d))?(?![\d:])"),
-        ("mony4", rf"(?<![\w]){_MON}(?P<s1>,?\s+|-|/)(?P<y>{_Y4})(?![\d:])"),
+        ("mony4", rf"(?<![\w]){_MON}(?P<s1>\s+de[l]?\s+|,?\s+|-|/)(?P<y>{_Y4})(?![\d:])"),
         ("my", rf"(?<![\d/.-])(?P<m>0?[1-9]|1[0-2])(?P<s1>[-/.])(?P<y>{_Y4})(?![\d/.-])"),
         ("md", r"(?<![\d/.])(?P<m>\d{1,2})(?P<s1>[/-])(?P<d>\d{1,2})(?![\d/])"),
         ("dord", rf"(?<!\d)(?P<d>\d{{1,2}}){_ORD}(?![a-z])"),
@@ -113,7 +119,38 @@ def _year_of(text: str | None) -> int | None:
 
 def _month_of(name: str) -> int:
     low = name.lower()
+    foreign = foreign_months(low)
+    if foreign:
+        return foreign[0][1]
     return next(i for i, full in enumerate(MONTHS, 1) if full.startswith(low[:3]))
+
+
+def _foreign_language(template: str, context: str) -> str | None:
+    """The language a foreign month name ``template`` is written in, None for an English one. A name several
+    languages share is read by the date around it (``context``): "de" / "del" between its parts is Spanish (or
+    Portuguese), a capitalised name German (its nouns are), a lower-case one French or Dutch; else the first
+    language of ``FOREIGN_MONTH_NAMES`` that has it."""
+    langs = [lang for lang, _ in foreign_months(template)]
+    if len(langs) <= 1:
+        return langs[0] if langs else None
+    if re.search(r"\sdel?\s", context, re.IGNORECASE):
+        for lang in ("es", "pt"):
+            if lang in langs:
+                return lang
+    capital = template[:1].isupper() and not template.isupper()
+    for lang in (("de",) if capital else ("fr", "nl")):
+        if lang in langs:
+            return lang
+    return langs[0]
+
+
+def _ascii_spelling(word: str, lang: str) -> str:
+    """``word`` without accents, as a text that writes none would ("märz" -> "maerz", "février" -> "fevrier")."""
+    import unicodedata
+
+    if lang == "de":
+        word = word.replace("ä", "ae").replace("ö", "oe").replace("ü", "ue")
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
 def _valid(year: int | None, month: int | None, day: int | None) -> bool:
@@ -193,11 +230,22 @@ def _pad_style(text: str, others: Iterable[str], default: bool) -> bool:
 
 
 def _ordinal(day: int, template: str) -> str:
+    if template.lower() == "er":  # French writes the first of a month "1er", the others bare
+        return template if day == 1 else ""
     suffix = "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
     return suffix.upper() if template.isupper() else suffix
 
 
-def _render_month(new: int, template: str, abbr_hint: bool) -> str:
+def _render_month(new: int, template: str, abbr_hint: bool, context: str = "") -> str:
+    """Month ``new`` written as ``template`` is: its language, case, abbreviation, and accents if a spelling without
+    them was used ("enero" -> "febrero", "MÄRZ" -> "APRIL", "janvier" -> "février", "fevrier" -> "janvier" -> ...,
+    "Maerz" -> "Februar" / "Maerz")."""
+    lang = _foreign_language(template, context)
+    if lang is not None:
+        word = FOREIGN_MONTH_NAMES[lang][new - 1]
+        if template.lower().rstrip(".") not in FOREIGN_MONTH_NAMES[lang]:  # written without accents: "Maerz"
+            word = _ascii_spelling(word, lang)
+        return _case_like(template, word)
     full = MONTHS[new - 1]
     low = template.lower()
     if low == "may":
@@ -252,7 +300,7 @@ def _render(dm: DateMatch, days: int) -> str:
         pieces.append((m.start("m"), m.end("m"), f"{value:02d}" if pad else str(value)))
     if g.get("mon") is not None and month is not None:
         hint = bool(g.get("mdot")) or "-" in (g.get("s1") or "") or "-" in (g.get("s2") or "")
-        pieces.append((m.start("mon"), m.end("mon"), _render_month(month, g["mon"], hint)))
+        pieces.append((m.start("mon"), m.end("mon"), _render_month(month, g["mon"], hint, m.group(0))))
     if g.get("d") is not None and day is not None:
         value = month if dm.day_first else day
         assert value is not None

@@ -226,6 +226,19 @@ def test_when_date_cannot_be_parsed_then_dateshift_tags_it_and_counts() -> None:
     assert out.extra["unparsed_dates"] == 1
 
 
+def test_when_a_date_has_another_languages_month_then_dateshift_moves_it_with_the_others() -> None:
+    text = "Ingresa el 14 de enero de 2006; alta el 20/01/2006."
+    out = run(note(text, [("14 de enero de 2006", "DATE"), ("20/01/2006", "DATE")]), mode="dateshift")
+    assert out.output is not None and "unparsed_dates" not in out.extra
+    m = re.fullmatch(r"Ingresa el (\d{1,2}) de (\w+) de (\d{4}); alta el (\d\d)/(\d\d)/(\d{4})\.", out.output)
+    assert m is not None, out.output
+    months = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
+              "noviembre", "diciembre")
+    first = datetime(int(m[3]), months.index(m[2]) + 1, int(m[1]))
+    second = datetime(int(m[6]), int(m[5]), int(m[4]))
+    assert (second - first).days == 6 and first < datetime(2006, 1, 14)
+
+
 def test_when_dateshift_then_other_labels_are_tagged_and_keep_years_does_not_apply() -> None:
     out = run(note("John Smith 555-123-4567 seen 07/22/2019", [("John Smith", "NAME"), ("555-123-4567", "PHONE"),
                                                                ("07/22/2019", "DATE")]), mode="dateshift")

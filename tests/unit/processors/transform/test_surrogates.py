@@ -159,6 +159,39 @@ def test_when_a_shift_is_given_then_it_is_used() -> None:
     assert shift_date_string("Monday, July 22, 2019", -10) == "Friday, July 12, 2019"
 
 
+#: Dates written with another language's month names, shifted by -40 days: the language, its connectors ("de", "del",
+#: "3."), its case and accents (or their absence) are kept; a shared name is read by the date around it ("Mai":
+#: German capitalised, French in lower case); French writes only the first day "1er".
+FOREIGN_DATES: list[tuple[str, str]] = [
+    ("14 de enero de 2006", "5 de diciembre de 2005"),
+    ("3 de marzo del 2019", "22 de enero del 2019"),
+    ("enero de 2006", "diciembre de 2005"),  # a month and a year: from the 15th
+    ("14 de enero", "5 de diciembre"),
+    ("12 MARZO 2019", "31 ENERO 2019"),
+    ("14 de janeiro de 2006", "5 de dezembro de 2005"),
+    ("3. März 2019", "22. Januar 2019"),
+    ("3 Mai 2019", "24 März 2019"),
+    ("3. Maerz 2019", "22. Januar 2019"),
+    ("12 janvier 2006", "3 décembre 2005"),
+    ("5 fevrier 2006", "27 decembre 2005"),
+    ("1er mai 2019", "22 mars 2019"),
+    ("12 gennaio 2006", "3 dicembre 2005"),
+    ("3 maart 2019", "22 januari 2019"),
+]
+
+
+@pytest.mark.parametrize(("original", "expected"), FOREIGN_DATES, ids=[o for o, _ in FOREIGN_DATES])
+def test_when_a_date_has_another_languages_month_then_it_is_shifted_in_that_language(
+        original: str, expected: str) -> None:
+    assert shift_date_string(original, -40) == expected
+
+
+def test_when_a_french_first_of_the_month_moves_then_only_the_first_is_written_1er() -> None:
+    assert shift_date_string("le 1er mai 2019", 1) == "le 2 mai 2019"
+    assert shift_date_string("le 2er mai 2019", -1) == "le 1er mai 2019"  # a typo's "er" stays an ordinal
+    assert shift_date_string("le 2 mai 2019", -1) == "le 1 mai 2019"  # no ordinal is added
+
+
 def test_when_shift_days_is_asked_then_it_is_per_patient_negative_and_in_range() -> None:
     shifts = {p: shift_days(SECRET, p, 10, 30) for p in PATIENTS}
     assert all(-30 <= d <= -10 for d in shifts.values())
