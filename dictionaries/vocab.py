@@ -390,6 +390,8 @@ FOREIGN_STREET_SUFFIXES = (
     "vägen", "gatan", "gata", "veien", "vegen", "katu", "kuja", "tie")
 #: Hungarian street types, written after the name ("Rákóczi út 13", "Erzsébet tér 19", "Kálmán Imre utca 12")
 FOREIGN_TRAILING_STREET_TYPES = ("utca", "út", "útja", "tér", "tere", "körút", "rakpart", "rkp.")
+#: a hospital's units, written after its name ("GH ED", "VAMC ICU", "Mercy ER"): no part of the name
+HOSPITAL_UNITS = frozenset("ed er icu micu sicu ccu cvicu csru nicu picu pacu tcu".split())
 #: the words of a military address's first line ("PSC 0413, Box 8144", "Unit 4719 Box 7394", "USNS Saibara")
 MILITARY_ADDRESS_WORDS = ("psc", "cmr", "unit", "box", "usns", "usnv", "uss", "uscgc")
 

@@ -216,13 +216,15 @@ def _after_name(word: str, caps_line: bool, capitalised_name: bool) -> bool:
 
 def place_parts(start: int, end: int, text: str) -> tuple[int, int]:
     """``text[start:end]`` (a place or organisation) without a last word that is no part of a name
-    (``use_place_edges``): a preposition or "or", a letter that starts "s/p", "w/", or a signed number ("-11"). At
-    least one word stays."""
+    (``use_place_edges``): a preposition or "or", a letter that starts "s/p", "w/", a signed number ("-11"), or one
+    of a hospital's units ("GH [ED]", "VAMC [ICU]"; not a capitalised "Ed", a name). At least one word stays."""
     words = [(m.start(), m.end()) for m in _PLACE_EDGE_TOKEN.finditer(text, start, end)]
     while len(words) > 1:
         lo, hi = words[-1]
-        w = text[lo:hi].lower().rstrip(".,;:")
+        raw = text[lo:hi].rstrip(".,;:")
+        w = raw.lower()
         if not (w in _PLACE_TRAILING or (len(w) == 1 and w.isalpha() and text[hi:hi + 1] == "/")
+                or (w in vocab.HOSPITAL_UNITS and (raw.isupper() or raw.islower()))
                 or _SIGNED_NUMBER.fullmatch(w)):  # "St. Mary's [-11]AM": no place name ends in a signed number
             break
         words.pop()

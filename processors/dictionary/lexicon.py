@@ -551,8 +551,8 @@ _HEADS_FIRST = frozenset("""hospital hôpital hopital hospitalario hospitalar cl
 #: lower-case words inside such a name ("de", "del", "la": "Centro de Salud de Arganda", "Hospital 12 de Octubre")
 _FIRST_INNER = frozenset("de del la las los el y i di della degli do da dos das du des der e".split())
 _FIRST_MAX_WORDS = 7
-#: a unit of the institution after its name ends it ("HOSPITAL PAVIA YAUCO ED"): no part of the name
-_UNIT_AFTER_NAME = frozenset("ed er icu micu sicu ccu cvicu nicu picu pacu or".split())
+#: a unit of the institution after its name ends it ("HOSPITAL PAVIA YAUCO ED"): no part of the name; so does "or"
+_UNIT_AFTER_NAME = vocab.HOSPITAL_UNITS | {"or"}
 
 
 def _org_head_first(t: NoteText, sc: Scores, thr: float, emit: Any) -> None:

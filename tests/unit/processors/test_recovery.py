@@ -337,6 +337,10 @@ def test_when_use_date_edges_off_then_date_spans_keep_their_edges() -> None:
          "Fairview Hospital", ["for"]),
         ("came over from Mercy West s/p fall", "Mercy West s", "ORGANIZATION", "Mercy West", ["s"]),
         ("will go back to St. Anne's -10AM", "St. Anne's -10", "ORGANIZATION", "St. Anne's", ["-10"]),
+        # a hospital's unit after its name, in capitals or lower case; a capitalised "Ed" may be a name
+        ("TRANSFERRED TO GH ED. INTUBATED", "GH ED", "ORGANIZATION", "GH", ["ED"]),
+        ("pt came from mercy icu overnight", "mercy icu", "ORGANIZATION", "mercy", ["icu"]),
+        ("Report called to Bayview Ed for review", "Bayview Ed", "ORGANIZATION", "Bayview Ed", []),
         # "of" and "and" stay (the model stopped inside a longer name), so does a one-word place
         ("She lives on the corner of Main St.", "corner of", "LOCATION", "corner of", []),
         ("The Jones, Smith and Davis firm", "Smith and", "ORGANIZATION", "Smith and", []),
