@@ -191,7 +191,8 @@ class LocationRecognizer(ClinicalRecognizer):
             kind="military", trigger=("apo", "fpo", "dpo")),
         ClinicalPattern(  # the ship's line above it: "USNS Saibara", "uscgc aslakhanov" before "FPO AP 12428"
             "military ship", r"\b(?i:usns|usnv|uss|uscgc)[ \t]+[^\W\d_][\w'-]*(?:[ \t]+[^\W\d_][\w'-]*){0,2}"
-            r"(?=[ \t]*[,\n][^\w\n]*(?:[^\w\n]*\n)?[^\w\n]*(?i:fpo|apo|dpo)[ \t]+(?i:aa|ae|ap)[ \t]+\d{5})", 0.9,
+            # (the next line, after a comma or a line break and a few marks: bounded, no backtracking over long runs)
+            r"(?=[ \t]*[,\n][^\w\n]{0,6}(?:\n[^\w\n]{0,6})?(?i:fpo|apo|dpo)[ \t]+(?i:aa|ae|ap)[ \t]+\d{5})", 0.9,
             kind="pobox", trigger=("fpo", "apo", "dpo")),
         ClinicalPattern(  # "Apt. 595", "Suite 501" on their own
             "unit", r"\b(?:Apt|APT|Apartment|APARTMENT|Suite|SUITE|Ste|STE)\.?[ \t]*#?[ \t]*\d{1,5}[A-Z]?\b", 0.6,
