@@ -8,7 +8,7 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
 
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
-    # seed_ensemble, ner_noise, token_weights, spelling
+    # seed_ensemble, ner_noise, token_weights, spelling, section
     # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
     # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
     .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
@@ -44,6 +44,8 @@ Trials:
 - ``spelling``: three columns for misspelt words ("LENTGH", "grandaughter", "Reveiw", "cahir"): the Zipf frequency of
   the most frequent English word one edit from a word of the candidate that is no word itself (all words, and words
   that are not first names: "Smtih" is one edit from "smith"), and the share of its words with such a neighbour.
+- ``section``: one column per kind of section the candidate stands in (the last heading before it: "RESP:",
+  "SOCIAL:", "A/P:"; ``SECTION_KINDS``), and one for none.
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
   seed + 0, 1000, 2000, 3000): less of the seed's noise in the scores and, perhaps, steadier fold thresholds.
 """
@@ -204,6 +206,51 @@ def spelling(note: Any, idx: Sequence[int]) -> list[list[float]]:
     return out
 
 
+#: The kinds of a note's sections, by the words their headings use (nursing notes' "RESP:", "NEURO-", "SOCIAL:",
+#: "A/P:"); a candidate's section is the last heading before it.
+SECTION_KINDS: dict[str, tuple[str, ...]] = {
+    "resp": ("resp", "respiratory", "pulm", "pulmonary", "lungs", "lung", "vent", "ventilator", "airway",
+             "breathing", "o2"),
+    "cv": ("cv", "cvs", "cardiac", "cardio", "cardiovascular", "hemodynamics", "hemodynamic", "heart", "c/v"),
+    "neuro": ("neuro", "neurologic", "neurological", "neuro/ms", "ms", "mental status", "cns"),
+    "gi_gu": ("gi", "gu", "gi/gu", "renal", "abd", "abdomen", "i/o", "i&o", "fen", "nutrition", "endo", "lytes",
+              "urine", "gu/renal"),
+    "id_heme": ("id", "temp", "infectious disease", "heme", "hematology", "labs", "lab"),
+    "skin_lines": ("skin", "integ", "integument", "wound", "wounds", "lines", "access", "iv access"),
+    "social": ("social", "soc", "family", "dispo", "disposition", "psychosocial", "psych/social", "support",
+               "contact", "s/w", "sw", "emotional", "coping", "pt/family", "family/social", "psych"),
+    "plan": ("plan", "a/p", "assessment", "impression", "assess", "a", "p"),
+    "history": ("hpi", "history", "pmh", "pmhx", "hx", "ros", "allergies", "meds", "medications", "events",
+                "brief hpi", "past medical history"),
+    "activity_pain": ("pain", "comfort", "activity", "mobility", "safety"),
+}
+_SECTION_OF = {w: k for k, words in SECTION_KINDS.items() for w in words}
+#: a heading: one of those words (one letter only at a line's start) and ":" or a dash, at a line's start or after a
+#: sentence's end or a wide gap
+_HEADING = re.compile(
+    r"(?:^|(?<=[.;]\s)|(?<=\s\s))[ \t>*-]*(?P<h>" + "|".join(
+        re.escape(w) for w in sorted((w for w in _SECTION_OF if len(w) > 1), key=len, reverse=True))
+    + r")[ \t]*(?::|-{1,2}(?![\w]))|^[ \t]*(?P<l>[ap])[ \t]*:", re.IGNORECASE | re.MULTILINE)
+SECTION_NAMES = (*(f"section_{k}" for k in SECTION_KINDS), "section_none")
+
+
+def sections(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    """Per candidate, one column per section kind (``SECTION_KINDS``), 1 for the kind of the last heading before it
+    (``section_none``: no heading yet)."""
+    import bisect
+
+    heads = [(m.start(), _SECTION_OF[(m.group("h") or m.group("l")).lower()]) for m in _HEADING.finditer(note.text)]
+    starts = [a for a, _ in heads]
+    kinds = list(SECTION_KINDS)
+    out = []
+    for i in idx:
+        k = bisect.bisect_right(starts, note.spans[i].start) - 1
+        row = [0.0] * (len(kinds) + 1)
+        row[kinds.index(heads[k][1]) if k >= 0 else len(kinds)] = 1.0
+        out.append(row)
+    return out
+
+
 EXTRA_NAMES = (*(f"{side}_{k}" for side in ("prev", "next") for k in ("present", "zipf", "clinical", "name", "digit",
                                                                      "case")),
                "uncovered_same", "lower_same", "best_score_same", "all_same",
@@ -340,6 +387,7 @@ TRIALS: dict[str, Trial] = {
     "ner_noise": Trial(fp32_rows=(0.0, 10.0, 20.0)),
     "token_weights": Trial(token_weight=True),
     "spelling": Trial(extra=spelling, extra_names=("typo_zipf", "typo_zipf_not_first", "typo_share")),
+    "section": Trial(extra=sections, extra_names=SECTION_NAMES),
 }
 
 

@@ -146,3 +146,23 @@ def test_when_rows_are_weighted_by_tokens_then_each_counts_the_tokens_its_decisi
     assert trials.token_weights(table).tolist() == [2.0, 2.0, 1.0, 1.0, 1.0]
     assert trials.TRIALS["token_weights"].token_weight and not trials.TRIALS["baseline"].token_weight
     assert isinstance(trials.token_weights(table), np.ndarray)
+
+
+def test_when_the_spelling_trial_reads_a_misspelt_word_then_its_nearest_english_word_is_scored() -> None:
+    note = _note("spoke at LENTGH with Wisniewski, plan reviewed", [("LENTGH", "NAME", "ner"),
+                                                                   ("Wisniewski", "NAME", "ner"),
+                                                                   ("plan", "NAME", "ner")])
+    (typo, name, short) = trials.spelling(note, [0, 1, 2])
+    assert typo[0] > 4.5 and typo[2] == 1.0  # "length", its only word
+    assert name == [0.0, 0.0, 0.0]  # a surname no English word is one edit from
+    assert short == [0.0, 0.0, 0.0]  # "plan" is a word itself
+
+
+def test_when_the_section_trial_reads_headings_then_each_candidate_gets_the_kind_of_the_last_one() -> None:
+    text = "Pt seen by SMITH.\nRESP: on 5/5 overnight. \nSOCIAL: son JOHN called.\nA: stable"
+    note = _note(text, [("SMITH", "NAME", "ner"), ("5/5", "DATE", "ner"), ("JOHN", "NAME", "ner"),
+                        ("stable", "NAME", "ner")])
+    rows = trials.sections(note, [0, 1, 2, 3])
+    kinds = [trials.SECTION_NAMES[r.index(1.0)] for r in rows]
+    assert kinds == ["section_none", "section_resp", "section_social", "section_plan"]
+    assert all(sum(r) == 1.0 and len(r) == len(trials.SECTION_NAMES) for r in rows)
