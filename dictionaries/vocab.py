@@ -378,7 +378,8 @@ STREET_TYPE_WORDS = frozenset(s.lower() for s in STREET_TYPES)
 #: "C/ Feixa Llarga 12", "Avda. Manuel Siurot S/N", "Rua Augusta 45"): words no English street name starts with
 #: ("via" is not one: "via PICC 2 doses"; the regex step reads "Via" and Polish "ul." only before a capitalised name).
 FOREIGN_LEADING_STREET_TYPES = (
-    "calle", "avenida", "avda.", "avda", "av.", "paseo", "pº", "plaza", "pza.", "camino", "carretera", "ctra.",
+    "calle", "avenida", "avda.", "avda", "avd.", "av.", "paseo", "pso.", "pº", "plaza", "pza.", "camino", "carretera",
+    "ctra.", "crta.",
     "travesía", "travesia", "glorieta", "ronda", "urbanización", "urb.", "carrer", "passeig", "avinguda", "plaça",
     "rua", "rúa", "travessa", "praça", "estrada", "rue", "chemin", "allée", "impasse", "quai", "viale", "piazza",
     "vicolo")

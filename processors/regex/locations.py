@@ -93,8 +93,15 @@ _STREET_SUFFIX = "|".join(re.escape(t) for t in vocab.FOREIGN_STREET_SUFFIXES)
 #: a word of the street's name: capitalised or not ("calle cartagena"), particles too ("de la", "del", "dos")
 _FOREIGN_NAME_WORD = r"[^\W\d_][\w'\u2019.-]*"
 #: the house number (or "s/n": no number) after the name, "nº 2", and a floor and door ("3F", "6º A", "1C", "2º 1ª")
+#: Spanish words for a floor and a door after the number ("bajo", "izq.", "dcha", "esc. 2", "pta. 3")
+_DOOR_WORD = r"(?i:bajo|entresuelo|[áa]tico|izq(?:da|uierda)?|dcha|drcha|derecha|der|esc(?:alera)?|pta|puerta|piso)\.?"
+#: one part of what follows the house number: a floor or door number ("2", "3º", "3.º"), a door word, a door letter
+_HOUSE_PART = (r"(?:\d{1,2}(?:\.?[\u00ba\u00aa°])?(?:[ \t]*[A-Za-z](?![\w/]))?(?![\w/])|" + _DOOR_WORD
+               + r"(?:[ \t]*\d{1,2}[\u00ba\u00aa°]?)?(?:[ \t]*[A-Za-z](?![\w/]))?(?![\w/])|[A-Z](?![\w/]))")
 _FOREIGN_HOUSE = (r",?[ \t]*(?:n[\u00bao°]\.?[ \t]*)?(?:\d{1,4}[A-Za-z]?(?![\w/])|[Ss]/[Nn](?!\w))"
-                  r"(?:,?[ \t]*\d{1,2}[\u00ba\u00aa°]?[ \t]*[A-Za-z\u00ba\u00aa]?(?![\w/]))?")
+                  # up to three parts after a comma, a space or a dash, or after a period only before a digit:
+                  # "8, 2, 1", "4, 10, A", "47 - 4º Dcha", "1, 3.º B", "3. 1A", "4 bajo A", "6, esc. 2, 2ºb"
+                  r"(?:(?:,[ \t]*|[ \t]*-[ \t]*|[ \t]+|\.[ \t]*(?=\d))" + _HOUSE_PART + r"){0,3}")
 
 _STATE_BEFORE_ZIP = re.compile(
     r"(?:(?P<city>\b" + _CITY + r"),[ \t]*)?\b(?P<state>(?:" + "|".join(_STATE_ABBR) + r")\b\.?|(?i:"
@@ -155,12 +162,12 @@ class LocationRecognizer(ClinicalRecognizer):
             # "Hauptstraße 5": the street type, up to six words of its name, and a house number (or "s/n")
             "street (other languages)",
             r"(?<![\w/])(?:(?i:" + _LEADING_STREET_TYPE + r")(?<=[./]|\w(?=[ \t]))"
-            r"|C/(?=[ \t]*[^\W\d_][^\W\d_A-Z]))"  # "C/ Feixa Llarga", not "c/o", "C/O SOB", "c/w"
+            r"|C/\.?(?=[ \t]*[^\W\d_][^\W\d_A-Z]))"  # "C/ Feixa Llarga", "C/. Piamonte"; not "c/o", "C/O SOB"
             r"[ \t]*(?:" + _FOREIGN_NAME_WORD + r"[ \t]+(?:-[ \t]+)?){0,5}?" + _FOREIGN_NAME_WORD + _FOREIGN_HOUSE
             + r"|(?<![\w-])[A-Z\u00c4\u00d6\u00dc][\w-]*(?i:" + _STREET_SUFFIX
             + r")(?<=\.|\w(?=[ \t]))[ \t]*\d{1,4}[a-z]?(?![\w/])",
             0.8, kind="street", trigger_re=r"(?:\b(?:" + _LEADING_STREET_TYPE
-            + r")(?:[ \t]|(?<=[./]))|\bc/[ \t]*[^\W\d_]{2}|\w(?:" + _STREET_SUFFIX
+            + r")(?:[ \t]|(?<=[./]))|\bc/\.?[ \t]*[^\W\d_]{2}|\w(?:" + _STREET_SUFFIX
             + r")[ \t]*\d)"),
         ClinicalPattern(  # Hungarian order, the type after the name: "Rákóczi út 13", "hegyalja út 98",
             # "Árpád fejedelem útja 62"; a capitalised word may lead a second one

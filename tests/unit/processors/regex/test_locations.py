@@ -52,6 +52,14 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Correspondencia: C/ Manuel Silvela nº 2, 6º A.", [("C/ Manuel Silvela nº 2, 6º A", L, Subtype.STREET)]),
     ("Virgen del Rocío. Avda. Manuel Siurot S/N. Sevilla", [("Avda. Manuel Siurot S/N", L, Subtype.STREET)]),
     ("vive en la calle cartagena 19, 3B con sus padres", [("calle cartagena 19, 3B", L, Subtype.STREET)]),
+    # a Spanish address's floor and door after the number: numbers, "º", a door's letter, "bajo", "izq.", "dcha", "esc."
+    ("Domicilio: Calle Olmo 12, 3, Izq. Toledo", [("Calle Olmo 12, 3, Izq.", L, Subtype.STREET)]),
+    ("Domicilio: C/ Pino 4, 2, B. Soria", [("C/ Pino 4, 2, B", L, Subtype.STREET)]),
+    ("Remitido por: Av. del Sol, 15 - 2º Dcha. 28001 Madrid", [("Av. del Sol, 15 - 2º Dcha.", L, Subtype.STREET)]),
+    ("Dra. X. C/. Roble 7, 1.º A 28004 Madrid", [("C/. Roble 7, 1.º A", L, Subtype.STREET)]),
+    ("Domicilio: Pso. Acacias 9, esc. 2, 3ºb. Madrid", [("Pso. Acacias 9, esc. 2, 3ºb", L, Subtype.STREET)]),
+    ("Domicilio: Calle Sauce 3. 1A Esquina", [("Calle Sauce 3. 1A", L, Subtype.STREET)]),
+    ("Vive en la Calle Mayor 3. A los 2 meses volvió", [("Calle Mayor 3", L, Subtype.STREET)]),  # a period ends it
     ("Wohnhaft Hauptstraße 5 in Köln", [("Hauptstraße 5", L, Subtype.STREET)]),
     ("Adresse: Lindenstr. 12, Berlin", [("Lindenstr. 12", L, Subtype.STREET)]),
     ("Woont op Kalverstraat 92.", [("Kalverstraat 92", L, Subtype.STREET)]),
