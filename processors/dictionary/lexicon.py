@@ -547,7 +547,8 @@ def _org_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, thr: flo
 #: Maggiore"): a fixed table of those languages' words, not names from any note
 _HEADS_FIRST = frozenset("""hospital hôpital hopital hospitalario hospitalar clínica clinica clinique klinik klinikum
     krankenhaus universitätsklinikum ospedale policlinico policlínico sanatorio centro complejo complexo
-    fundación fundació""".split())
+    fundación fundació universidad universitat universidade università universität facultad facultat faculdade
+    facoltà fakultät instituto institut istituto""".split())
 #: lower-case words inside such a name ("de", "del", "la": "Centro de Salud de Arganda", "Hospital 12 de Octubre")
 _FIRST_INNER = frozenset("de del la las los el y i di della degli do da dos das du des der e".split())
 _FIRST_MAX_WORDS = 7

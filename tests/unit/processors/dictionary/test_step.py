@@ -263,6 +263,9 @@ def test_when_at_joins_a_person_to_an_unlisted_org_then_the_org_span_starts_afte
     ("Correspondencia: Complexo Hospitalario de Ourense.", "Complexo Hospitalario de Ourense"),
     ("Ingresado en el Hospital 12 de Octubre, Madrid", "Hospital 12 de Octubre"),
     ("Verlegt ins Klinikum Rechts der Isar, München", "Klinikum Rechts der Isar"),
+    # universities, faculties and institutes are named head first too
+    ("Remitido por: Dr. X. Facultad de Odontología, Universidad de Granada. Spain", "Facultad de Odontología"),
+    ("Responsable: Institut de Medicina Legal de Catalunya. Barcelona", "Institut de Medicina Legal de Catalunya"),
     ("ADMITTED FROM HOSPITAL QUIXAL BERNAT ED ON 1/14", None),  # capitals: "HOSPITAL" leads no unlisted name there
     ("Clínica Vistahermosa ED, Alicante", "Clínica Vistahermosa"),  # a unit after the name is no part of it
     # every word after the head a frequent English word: no name
@@ -274,7 +277,8 @@ def test_when_an_institution_is_named_head_first_then_the_head_and_its_name_are_
 ) -> None:
     spans = detector.detect(_note(text, None))
     heads = [text[s.start:s.end] for s in spans if s.label == "ORGANIZATION"
-             and text[s.start:s.end].split()[0].lower() in ("hospital", "complexo", "klinikum", "clínica")]
+             and text[s.start:s.end].split()[0].lower() in ("hospital", "complexo", "klinikum", "clínica", "facultad",
+                                                             "institut")]
     assert heads == ([org] if org else []), heads
 
 
