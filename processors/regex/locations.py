@@ -103,6 +103,9 @@ _FOREIGN_HOUSE = (r",?[ \t]*(?:n[\u00bao°]\.?[ \t]*)?(?:\d{1,4}[A-Za-z]?(?![\w/
                   # "8, 2, 1", "4, 10, A", "47 - 4º Dcha", "1, 3.º B", "3. 1A", "4 bajo A", "6, esc. 2, 2ºb"
                   r"(?:(?:,[ \t]*|[ \t]*-[ \t]*|[ \t]+|\.[ \t]*(?=\d))" + _HOUSE_PART + r"){0,3}")
 
+#: a word of a place field's value: capitalised, with a period only after a place name's abbreviation ("Cdad. Real",
+#: "Sta. Coloma"; "Boston. Pt", "Vigo. Bien" are two sentences)
+_FIELD_PLACE_WORD = r"(?:(?:Cdad|Sta|Sto|Pto|Gral|St|Ste|Mt|Ft|S)\.|\p{Lu}[\w'-]*)"
 _STATE_BEFORE_ZIP = re.compile(
     r"(?:(?P<city>\b" + _CITY + r"),[ \t]*)?\b(?P<state>(?:" + "|".join(_STATE_ABBR) + r")\b\.?|(?i:"
     + _STATE_NAME_RE + r")\b),?[ \t]+$",
@@ -151,8 +154,21 @@ class LocationRecognizer(ClinicalRecognizer):
             "city, state", r",[ \t]*(?P<state>" + "|".join(_STATE_ABBR) + r"|" + _STATE_NAME_RE
             + r")\b(?![ \t]*,?[ \t]*\d)(?![-'])", 0.55, kind="cs"),
         ClinicalPattern(
-            "zip word", r"(?i:\bzip(?:[ \t]*code)?|\bpostal[ \t]+code|\bzipcode)[ \t]*[:#]?[ \t]*"
-            r"(?P<v>\d{5}(?:-\d{4})?)(?![\d-])", 0.9, kind="zip", trigger=("zip", "postal")),
+            # (and other languages' labels of a five-digit postal code: "CP: 28001", "C.P. 28001", "código postal",
+            # "PLZ 10115", "code postal")
+            "zip word", r"(?:(?i:\bzip(?:[ \t]*code)?|\bpostal[ \t]+code|\bzipcode|\bc[óo]digo[ \t]+postal|"
+            r"\bcode[ \t]+postal|\bcodice[ \t]+postale|\bpostleitzahl)|\bPLZ|\bC\.?P\.?)[ \t]*[:#]?[ \t]*"
+            r"(?P<v>\d{5}(?:-\d{4})?)(?![\d-])", 0.9, kind="zip",
+            trigger=("zip", "postal", "plz", "cp", "c.p", "digo", "postleitzahl")),
+        ClinicalPattern(  # a form's place field: "Localidad/ Provincia: Alcalá de Guadaíra, Sevilla", "Ciudad: Toledo",
+            # "Wohnort: Köln", "City: Boston": capitalised words (particles between them) up to the field's end
+            "place field", r"(?<![\w/])(?i:localidad|provincia|municipio|ciudad|poblaci[óo]n|wohnort|ville|citt[àa]|"
+            r"cidade|city|town)(?:[ \t]*/[ \t]*(?i:provincia|localidad))?[ \t]*:[ \t]*(?P<v>" + _FIELD_PLACE_WORD +
+            r"(?:[ \t]+(?:(?:de|del|la|las|los|el|y|i|di|do|da|des|du|le|am|an|der)[ \t]+)*" + _FIELD_PLACE_WORD + r"){0,4}"
+            r"(?:,[ \t]*(?!(?:PLZ|CP|C\.P)\b)" + _FIELD_PLACE_WORD + r"(?:[ \t]+" + _FIELD_PLACE_WORD + r"){0,2})?)", 0.8,
+            kind="placefield",
+            trigger=("localidad", "provincia", "municipio", "ciudad", "poblaci", "wohnort", "ville", "citt",
+                     "cidade", "city", "town")),
         ClinicalPattern(
             "street", r"(?<![\w.,/-])\d{1,6}[A-Z]?(?:-\d{1,4})?[ \t]+(?:" + _DIRECTION + r"[ \t]+)?(?:"
             + _STREET_NAME_WORD + r"[ \t]+){1,4}?" + _title_and_upper(vocab.STREET_TYPES) + r"\b\.?(?:[ \t]+"
@@ -218,6 +234,9 @@ class LocationRecognizer(ClinicalRecognizer):
             city = self._trim_city(text, start, end)
             if city is not None and text[city[0]:city[1]].split()[0].upper() not in _NOT_A_CITY:
                 yield Hit(city[0], city[1], Label.LOCATION, Subtype.CITY, pattern.score)
+            return
+        if kind == "placefield":  # the value without a sentence's period after an abbreviated last word ("Vigo.")
+            yield Hit(start, end - 1 if text[end - 1] == "." else end, Label.LOCATION, Subtype.CITY, pattern.score)
             return
         if kind == "military":  # no subtype: a surrogate reads it as a place and a ZIP ("Phoenix 26070")
             yield Hit(start, end, Label.LOCATION, None, pattern.score)

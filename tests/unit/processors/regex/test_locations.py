@@ -80,6 +80,12 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Hospital, Carretera de Toledo M-506 Km 12, Madrid", [("Carretera de Toledo M-506", L, Subtype.STREET)]),
     ("Virgen de la Arrixaca. Ctra. Madrid - Cartagena s/n. 30120", [("Ctra. Madrid - Cartagena s/n", L,
                                                                     Subtype.STREET)]),
+    # a form's place field and other languages' postal-code labels
+    ("Localidad/ Provincia: Alcalá de Guadaíra, Sevilla. | CP: 41500.", [
+        ("Alcalá de Guadaíra, Sevilla", L, Subtype.CITY), ("41500", L, Subtype.ZIP)]),
+    ("Localidad/ Provincia: Cdad. Real. | C.P. 13004", [("Cdad. Real", L, Subtype.CITY), ("13004", L, Subtype.ZIP)]),
+    ("Wohnort: Köln, PLZ 50667", [("Köln", L, Subtype.CITY), ("50667", L, Subtype.ZIP)]),
+    ("City: Boston. Pt lives alone", [("Boston", L, Subtype.CITY)]),  # a period ends a field's value
     # other languages' post-office boxes
     ("Remitido por: X. Apartado de Correos 20134. Tenerife", [("Apartado de Correos 20134", L, Subtype.STREET)]),
     ("Anschrift: Postfach 1234, Berlin", [("Postfach 1234", L, Subtype.STREET)]),
@@ -109,7 +115,7 @@ MUST_NOT_TAG: list[str] = [
     "c/o nausea again at 2000", "c/w persistent cuff leak despite 19", "Pt to go via ambulance 2 times",
     "Via PICC 2 doses given", "plaza 3", "Via NGT 2 doses", "via foley 300", "IRRIGATE 20 ML",
     "APO A1 120 mg/dl", "AA 12345 units",  # no post office and region with a ZIP
-    "tie 2 knots", "ul 12", "Via Foley 200 cc overnight", "Via Hickman 2 doses",  # a unit after the "number"
+    "tie 2 knots", "ul 12", "Location: ICU", "CP: 5 out of 10", "velocity: 5 cm/s", "Via Foley 200 cc overnight", "Via Hickman 2 doses",  # a unit after the "number"
     "como se indica en el apartado 3 del informe",  # a section of a report, no post-office box
 ]
 
