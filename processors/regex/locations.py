@@ -160,6 +160,13 @@ class LocationRecognizer(ClinicalRecognizer):
             r"\bcode[ \t]+postal|\bcodice[ \t]+postale|\bpostleitzahl)|\bPLZ|\bC\.?P\.?)[ \t]*[:#]?[ \t]*"
             r"(?P<v>\d{5}(?:-\d{4})?)(?![\d-])", 0.9, kind="zip",
             trigger=("zip", "postal", "plz", "cp", "c.p", "digo", "postleitzahl")),
+        ClinicalPattern(  # a form's address field: "Domicilio: C BIZKARRETA, 1. Bajo A", "Anschrift: Am Ring 4": the rest of
+            # its line from a capital or a digit (a number in it, 80 characters at most), without its last period
+            "address field", r"(?<![\w/])(?:(?i:domicilio|direcci[óo]n|adresse|anschrift|indirizzo|morada|endere[çc]o)"
+            r"[ \t]*:[ \t]*(?=[\p{Lu}\d])|(?i:address)[ \t]*:[ \t]*(?=\d))"  # English: a house number first
+            r"(?P<v>(?=[^\n]{0,60}\d)[^\n]{2,79}?)[ \t.]*$", 0.8,
+            kind="addressfield", trigger=("domicilio", "direcci", "adresse", "anschrift", "indirizzo", "morada",
+                                          "endere", "address")),
         ClinicalPattern(  # a form's place field: "Localidad/ Provincia: Alcalá de Guadaíra, Sevilla", "Ciudad: Toledo",
             # "Wohnort: Köln", "City: Boston": capitalised words (particles between them) up to the field's end
             "place field", r"(?<![\w/])(?i:localidad|provincia|municipio|ciudad|poblaci[óo]n|wohnort|ville|citt[àa]|"
@@ -234,6 +241,10 @@ class LocationRecognizer(ClinicalRecognizer):
             city = self._trim_city(text, start, end)
             if city is not None and text[city[0]:city[1]].split()[0].upper() not in _NOT_A_CITY:
                 yield Hit(city[0], city[1], Label.LOCATION, Subtype.CITY, pattern.score)
+            return
+        if kind == "addressfield":  # only where no street pattern reads the value: theirs are the finer spans
+            if not any(rx.search(text, start, end) for p, rx in self._compiled if p.kind in ("street", "pobox")):
+                yield Hit(start, end, Label.LOCATION, Subtype.STREET, pattern.score)
             return
         if kind == "placefield":  # the value without a sentence's period after an abbreviated last word ("Vigo.")
             yield Hit(start, end - 1 if text[end - 1] == "." else end, Label.LOCATION, Subtype.CITY, pattern.score)

@@ -80,6 +80,9 @@ POSITIVE: list[tuple[str, list[Expected]]] = [
     ("Hospital, Carretera de Toledo M-506 Km 12, Madrid", [("Carretera de Toledo M-506", L, Subtype.STREET)]),
     ("Virgen de la Arrixaca. Ctra. Madrid - Cartagena s/n. 30120", [("Ctra. Madrid - Cartagena s/n", L,
                                                                     Subtype.STREET)]),
+    # a form's address field: the rest of its line, when it holds a number and starts with a capital or a digit
+    ("NASS: 12 345.\nDomicilio: C ARBOLEDA, 1. Bajo A.\nLocalidad", [("C ARBOLEDA, 1. Bajo A", L, Subtype.STREET)]),
+    ("Anschrift: Am Ring 4\nTelefon", [("Am Ring 4", L, Subtype.STREET)]),
     # a form's place field and other languages' postal-code labels
     ("Localidad/ Provincia: Alcalá de Guadaíra, Sevilla. | CP: 41500.", [
         ("Alcalá de Guadaíra, Sevilla", L, Subtype.CITY), ("41500", L, Subtype.ZIP)]),
@@ -115,7 +118,7 @@ MUST_NOT_TAG: list[str] = [
     "c/o nausea again at 2000", "c/w persistent cuff leak despite 19", "Pt to go via ambulance 2 times",
     "Via PICC 2 doses given", "plaza 3", "Via NGT 2 doses", "via foley 300", "IRRIGATE 20 ML",
     "APO A1 120 mg/dl", "AA 12345 units",  # no post office and region with a ZIP
-    "tie 2 knots", "ul 12", "Location: ICU", "CP: 5 out of 10", "velocity: 5 cm/s", "Via Foley 200 cc overnight", "Via Hickman 2 doses",  # a unit after the "number"
+    "tie 2 knots", "ul 12", "Location: ICU", "home address: see chart 2", "Address: on file\nPlan: 2 units", "CP: 5 out of 10", "velocity: 5 cm/s", "Via Foley 200 cc overnight", "Via Hickman 2 doses",  # a unit after the "number"
     "como se indica en el apartado 3 del informe",  # a section of a report, no post-office box
 ]
 
