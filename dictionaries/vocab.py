@@ -379,10 +379,9 @@ STREET_TYPE_WORDS = frozenset(s.lower() for s in STREET_TYPES)
 #: ("via" is not one: "via PICC 2 doses"; the regex step reads "Via" and Polish "ul." only before a capitalised name).
 FOREIGN_LEADING_STREET_TYPES = (
     "calle", "avenida", "avda.", "avda", "avd.", "av.", "paseo", "pso.", "pº", "plaza", "pza.", "camino", "carretera",
-    "ctra.", "crta.",
-    "travesía", "travesia", "glorieta", "ronda", "urbanización", "urb.", "carrer", "passeig", "avinguda", "plaça",
-    "rua", "rúa", "travessa", "praça", "estrada", "rue", "chemin", "allée", "impasse", "quai", "viale", "piazza",
-    "vicolo")
+    "ctra.", "crta.", "travesía", "travesia", "glorieta", "ronda", "urbanización", "urb.", "carrer", "passeig",
+    "avinguda", "plaça", "rua", "rúa", "travessa", "praça", "estrada", "rue", "chemin", "allée", "impasse", "quai",
+    "viale", "piazza", "vicolo")
 #: a street type written as the end of one word in German and Dutch ("Hauptstraße 5", "Lindenstr. 12", "Semperweg
 #: 150", "Kalverstraat 92"), and in Danish, Swedish, Norwegian and Finnish ("Mellemvej 32", "Östbygatan 14",
 #: "Lyngveien 46", "Snellmaninkatu 55", "Sahantie 72")

@@ -92,12 +92,12 @@ _LEADING_STREET_TYPE = "|".join(re.escape(t) for t in vocab.FOREIGN_LEADING_STRE
 _STREET_SUFFIX = "|".join(re.escape(t) for t in vocab.FOREIGN_STREET_SUFFIXES)
 #: a word of the street's name: capitalised or not ("calle cartagena"), particles too ("de la", "del", "dos")
 _FOREIGN_NAME_WORD = r"[^\W\d_][\w'\u2019.-]*"
-#: the house number (or "s/n": no number) after the name, "nº 2", and a floor and door ("3F", "6º A", "1C", "2º 1ª")
 #: Spanish words for a floor and a door after the number ("bajo", "izq.", "dcha", "esc. 2", "pta. 3")
 _DOOR_WORD = r"(?i:bajo|entresuelo|[áa]tico|izq(?:da|uierda)?|dcha|drcha|derecha|der|esc(?:alera)?|pta|puerta|piso)\.?"
 #: one part of what follows the house number: a floor or door number ("2", "3º", "3.º"), a door word, a door letter
 _HOUSE_PART = (r"(?:\d{1,2}(?:\.?[\u00ba\u00aa°])?(?:[ \t]*[A-Za-z](?![\w/]))?(?![\w/])|" + _DOOR_WORD
                + r"(?:[ \t]*\d{1,2}[\u00ba\u00aa°]?)?(?:[ \t]*[A-Za-z](?![\w/]))?(?![\w/])|[A-Z](?![\w/]))")
+#: the house number (or "s/n": no number) after the name, "nº 2", and a floor and door ("3F", "6º A", "1C", "2º 1ª")
 _FOREIGN_HOUSE = (r",?[ \t]*(?:n[\u00bao°]\.?[ \t]*)?(?:\d{1,4}[A-Za-z]?(?![\w/])|[Ss]/[Nn](?!\w))"
                   # up to three parts after a comma, a space or a dash, or after a period only before a digit:
                   # "8, 2, 1", "4, 10, A", "47 - 4º Dcha", "1, 3.º B", "3. 1A", "4 bajo A", "6, esc. 2, 2ºb"
