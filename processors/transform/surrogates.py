@@ -13,6 +13,7 @@ import calendar
 import functools
 import hmac
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -146,8 +147,6 @@ def _foreign_language(template: str, context: str) -> str | None:
 
 def _ascii_spelling(word: str, lang: str) -> str:
     """``word`` without accents, as a text that writes none would ("märz" -> "maerz", "février" -> "fevrier")."""
-    import unicodedata
-
     if lang == "de":
         word = word.replace("ä", "ae").replace("ö", "oe").replace("ü", "ue")
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
@@ -330,6 +329,8 @@ def shift_date_string(s: str, days: int) -> str | None:
     if not found:
         # a weekday alone ("fri", "Wednesday") moves with the patient's dates
         return _shift_weekdays(s, days) if _WEEKDAY_RE.search(s) else None
+    if all(dm.kind in _WEAK for dm in found) and _unread_date_material(s, found):
+        return None  # only a bare year or "9th" read, beside what may be a day or a month: "14. Okt. 2019"
     out: list[str] = []
     pos = 0
     for dm in found:
@@ -338,6 +339,25 @@ def shift_date_string(s: str, days: int) -> str | None:
         pos = dm.end
     out.append(_shift_weekdays(s[pos:], days))
     return "".join(out)
+
+
+#: the first three letters of every month name, English or another language's, without accents ("okt", "dez", "fev")
+_MONTH_PREFIXES = frozenset(
+    "".join(c for c in unicodedata.normalize("NFKD", w[:3]) if not unicodedata.combining(c))
+    for w in (*MONTHS, *FOREIGN_MONTH_TOKENS))
+_LETTERS = re.compile(r"[^\W\d_]{3,}")
+
+
+def _unread_date_material(s: str, found: Sequence[DateMatch]) -> bool:
+    """Outside the date cores ``found``, ``s`` holds a digit or a word that starts like a month's name in any language
+    ("Okt.", "janv.", "Dez"): a date the parser read only in part, which a shift would leave half in the clear."""
+    rest = s
+    for dm in sorted(found, key=lambda d: d.start, reverse=True):
+        rest = rest[:dm.start] + " " + rest[dm.end:]
+    if any(ch.isdigit() for ch in rest):
+        return True
+    return any("".join(c for c in unicodedata.normalize("NFKD", w[:3].lower()) if not unicodedata.combining(c))
+               in _MONTH_PREFIXES for w in _LETTERS.findall(rest))
 
 
 def _shift_weekdays(text: str, days: int) -> str:

@@ -294,3 +294,16 @@ def test_when_a_street_of_another_language_or_a_military_one_then_its_name_and_n
     words = re.findall(r"[^\W\d_]+\.?|\d+", new)
     assert all(k in new for k in kept), new
     assert not any(g in words or g.rstrip(".") in words for g in gone), new
+
+
+@pytest.mark.parametrize("original", ["14. Okt. 2019", "14 janv. 2019", "9th of Okt.", "the 9th and 10th",
+                                      "2006 at 14:30"])
+def test_when_only_a_bare_year_or_day_is_read_beside_more_date_then_nothing_is_shifted(original: str) -> None:
+    # a shift of the year alone would leave "14. Okt." in the clear: the transform writes [DATE] instead
+    assert shift_date_string(original, -200) is None
+
+
+@pytest.mark.parametrize(("original", "expected"), [("in 2006", "in 2005"), ("Christmas 2019", "Christmas 2018"),
+                                                    ("the 9th", "the 26th"), ("since 2019", "since 2018")])
+def test_when_a_bare_year_or_day_stands_alone_then_it_still_moves(original: str, expected: str) -> None:
+    assert shift_date_string(original, -200) == expected
