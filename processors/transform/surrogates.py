@@ -329,8 +329,8 @@ def shift_date_string(s: str, days: int) -> str | None:
     if not found:
         # a weekday alone ("fri", "Wednesday") moves with the patient's dates
         return _shift_weekdays(s, days) if _WEEKDAY_RE.search(s) else None
-    if all(dm.kind in _WEAK for dm in found) and _unread_date_material(s, found):
-        return None  # only a bare year or "9th" read, beside what may be a day or a month: "14. Okt. 2019"
+    if _unread_date_material(s, found, digits=all(dm.kind in _WEAK for dm in found)):
+        return None  # read in part: "14. Okt. 2019" (a bare year), "July 22 and Okt. 3" (a month not read)
     out: list[str] = []
     pos = 0
     for dm in found:
@@ -348,13 +348,14 @@ _MONTH_PREFIXES = frozenset(
 _LETTERS = re.compile(r"[^\W\d_]{3,}")
 
 
-def _unread_date_material(s: str, found: Sequence[DateMatch]) -> bool:
-    """Outside the date cores ``found``, ``s`` holds a digit or a word that starts like a month's name in any language
-    ("Okt.", "janv.", "Dez"): a date the parser read only in part, which a shift would leave half in the clear."""
+def _unread_date_material(s: str, found: Sequence[DateMatch], digits: bool) -> bool:
+    """Outside the date cores ``found``, ``s`` holds a word that starts like a month's name in any language ("Okt.",
+    "janv.", "Dez"), or with ``digits`` (only a bare year or a "9th" was read) any digit: a date the parser read only
+    in part, which a shift would leave half in the clear. (Beside a full date, digits are a clock time: "7/22 14:30".)"""
     rest = s
     for dm in sorted(found, key=lambda d: d.start, reverse=True):
         rest = rest[:dm.start] + " " + rest[dm.end:]
-    if any(ch.isdigit() for ch in rest):
+    if digits and any(ch.isdigit() for ch in rest):
         return True
     return any("".join(c for c in unicodedata.normalize("NFKD", w[:3].lower()) if not unicodedata.combining(c))
                in _MONTH_PREFIXES for w in _LETTERS.findall(rest))

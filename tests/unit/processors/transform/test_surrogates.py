@@ -297,7 +297,7 @@ def test_when_a_street_of_another_language_or_a_military_one_then_its_name_and_n
 
 
 @pytest.mark.parametrize("original", ["14. Okt. 2019", "14 janv. 2019", "9th of Okt.", "the 9th and 10th",
-                                      "2006 at 14:30"])
+                                      "2006 at 14:30", "July 22 and Okt. 3"])
 def test_when_only_a_bare_year_or_day_is_read_beside_more_date_then_nothing_is_shifted(original: str) -> None:
     # a shift of the year alone would leave "14. Okt." in the clear: the transform writes [DATE] instead
     assert shift_date_string(original, -200) is None
