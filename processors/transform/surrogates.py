@@ -400,9 +400,15 @@ _STREET_WORDS = frozenset({
     # other languages' street types ("Calle", "ul.", "út") and a military address's words ("PSC", "USNS")
     *(t.rstrip(".") for t in (*vocab.FOREIGN_LEADING_STREET_TYPES, *vocab.FOREIGN_TRAILING_STREET_TYPES)),
     "via", "ul", *vocab.MILITARY_ADDRESS_WORDS,
-    # particles inside other languages' street names ("Calle de la Paz", "Via delle Coste")
+    # particles inside other languages' street names ("Calle de la Paz", "Via delle Coste"), and a Spanish address's
+    # floor and door words ("bajo", "izq.", "esc.") and its "C" (calle)
     "de", "del", "la", "las", "los", "da", "do", "dos", "das", "di", "della", "delle", "dei", "degli", "des", "du",
+    "c", "bajo", "entresuelo", "ático", "atico", "izq", "izqda", "izquierda", "dcha", "drcha", "derecha", "der", "esc",
+    "escalera", "pta", "puerta", "piso",
 })
+#: a Spanish address's floor and door words, after which a lone capital is the door ("Bajo A")
+_DOOR_WORDS = frozenset({"bajo", "entresuelo", "ático", "atico", "izq", "izqda", "izquierda", "dcha", "drcha", "derecha",
+                         "der", "esc", "escalera", "pta", "puerta", "piso"})
 _HOSPITAL_SMALL = frozenset({"of", "and", "the", "at", "for", "in", "on"})
 _HOSPITAL_UPPER = frozenset({"ii", "iii", "iv", "va", "llc", "lp", "inc", "us", "usa", "nyu", "ucla", "ucsf"})
 #: Pool sizes: the most frequent N entries of each vocabulary (realistic, and stable across versions).
@@ -772,16 +778,19 @@ def _street(secret: bytes, patient_key: str, original: str) -> str:
     out: list[str] = []
     pos = 0
     replaced_run = False
+    after_number = False  # the last token was a number or a floor / door word: a lone capital after it is a door
     for m in re.finditer(r"[^\W\d_]+|\d+", original):  # letters of any script: "Rákóczi" is one word
         out.append(original[pos:m.start()])
         tok = m.group(0)
         if tok.isdigit():
             out.append(surrogate_shape(secret, patient_key, "street-number", tok))
-            replaced_run = False
+            replaced_run, after_number = False, True
         elif (tok.lower() in _STREET_WORDS or re.fullmatch(r"\d+(st|nd|rd|th)", tok.lower())
-              or (len(tok) <= 2 and m.start() > 0 and original[m.start() - 1].isdigit())):  # "3F", "12B": a door
+              or (len(tok) <= 2 and m.start() > 0 and original[m.start() - 1].isdigit())  # "3F", "12B": a door
+              or (after_number and len(tok) == 1 and tok.isupper()  # "4, 2, B", "Bajo A": a door ends the address
+                  and not original[m.end():].strip(" .,;"))):
             out.append(tok)
-            replaced_run = False
+            replaced_run, after_number = False, tok.lower() in _DOOR_WORDS or after_number and len(tok) <= 2
         elif not replaced_run:
             out.append(_case_like(tok, name))
             replaced_run = True

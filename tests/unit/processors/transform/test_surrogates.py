@@ -287,6 +287,10 @@ def test_when_the_patients_sex_is_stated_then_the_patients_given_name_takes_it(s
     ("ul. Jesionowa 127", ("ul.",), ("Jesionowa", "127")),
     ("Via delle Coste 41", ("Via", "delle"), ("Coste", "41")),
     ("USNS Saibara", ("USNS",), ("Saibara",)),
+    # a Spanish address's floor and door words and the door's letter stay; a letter that names the street does not
+    ("C ARBOLEDA, 1. Bajo A", ("C ", "Bajo A"), ("ARBOLEDA", "1")),
+    ("C/ Pino 4, 2, B", ("C/", ", B"), ("Pino",)),  # (a new number may equal an old one)
+    ("4 A Street", ("Street",), ("A", "4")),
 ])
 def test_when_a_street_of_another_language_or_a_military_one_then_its_name_and_numbers_change(
         original: str, kept: tuple[str, ...], gone: tuple[str, ...]) -> None:
