@@ -8,6 +8,7 @@ import functools
 import itertools
 import logging
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -237,3 +238,9 @@ class NoteText:
             prev = self.words[i - 1]
             return not (prev in _ABBREV_DOT or (len(prev) == 1 and prev.isalpha()))
         return False
+
+
+def fold_accents(s: str) -> str:
+    """``s`` without its combining marks ("février" -> "fevrier", "Jänner" -> "Janner"). (The medical vocabulary's
+    builder keeps its own copy: its source is part of the derived cache's version.)"""
+    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))

@@ -13,13 +13,13 @@ import calendar
 import functools
 import hmac
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from dictionaries import vocab
 from dictionaries.calendar import FOREIGN_MONTH_NAMES, FOREIGN_MONTH_TOKENS, MONTHS, WEEKDAYS, foreign_months
+from dictionaries.text import fold_accents
 from schemas.labels import Label, Subtype
 from schemas.models import Span
 
@@ -149,7 +149,7 @@ def _ascii_spelling(word: str, lang: str) -> str:
     """``word`` without accents, as a text that writes none would ("märz" -> "maerz", "février" -> "fevrier")."""
     if lang == "de":
         word = word.replace("ä", "ae").replace("ö", "oe").replace("ü", "ue")
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    return fold_accents(word)
 
 
 def _valid(year: int | None, month: int | None, day: int | None) -> bool:
@@ -342,9 +342,7 @@ def shift_date_string(s: str, days: int) -> str | None:
 
 
 #: the first three letters of every month name, English or another language's, without accents ("okt", "dez", "fev")
-_MONTH_PREFIXES = frozenset(
-    "".join(c for c in unicodedata.normalize("NFKD", w[:3]) if not unicodedata.combining(c))
-    for w in (*MONTHS, *FOREIGN_MONTH_TOKENS))
+_MONTH_PREFIXES = frozenset(fold_accents(w[:3]) for w in (*MONTHS, *FOREIGN_MONTH_TOKENS))
 _LETTERS = re.compile(r"[^\W\d_]{3,}")
 
 
@@ -357,8 +355,7 @@ def _unread_date_material(s: str, found: Sequence[DateMatch], digits: bool) -> b
         rest = rest[:dm.start] + " " + rest[dm.end:]
     if digits and any(ch.isdigit() for ch in rest):
         return True
-    return any("".join(c for c in unicodedata.normalize("NFKD", w[:3].lower()) if not unicodedata.combining(c))
-               in _MONTH_PREFIXES for w in _LETTERS.findall(rest))
+    return any(fold_accents(w[:3].lower()) in _MONTH_PREFIXES for w in _LETTERS.findall(rest))
 
 
 def _shift_weekdays(text: str, days: int) -> str:
