@@ -390,6 +390,9 @@ FOREIGN_STREET_SUFFIXES = (
     "vägen", "gatan", "gata", "veien", "vegen", "katu", "kuja", "tie")
 #: Hungarian street types, written after the name ("Rákóczi út 13", "Erzsébet tér 19", "Kálmán Imre utca 12")
 FOREIGN_TRAILING_STREET_TYPES = ("utca", "út", "útja", "tér", "tere", "körút", "rakpart", "rkp.")
+#: a Spanish address's floor and door words after the house number ("4 bajo A", "3, Izq.", "esc. 2", "pta. 3")
+DOOR_WORDS = frozenset({"bajo", "entresuelo", "ático", "atico", "izq", "izqda", "izquierda", "dcha", "drcha", "derecha",
+                        "der", "esc", "escalera", "pta", "puerta", "piso"})
 #: a hospital's units, written after its name ("GH ED", "VAMC ICU", "Mercy ER"): no part of the name
 HOSPITAL_UNITS = frozenset("ed er icu micu sicu ccu cvicu csru nicu picu pacu tcu".split())
 #: the words of a military address's first line ("PSC 0413, Box 8144", "Unit 4719 Box 7394", "USNS Saibara")

@@ -92,8 +92,8 @@ _LEADING_STREET_TYPE = "|".join(re.escape(t) for t in vocab.FOREIGN_LEADING_STRE
 _STREET_SUFFIX = "|".join(re.escape(t) for t in vocab.FOREIGN_STREET_SUFFIXES)
 #: a word of the street's name: capitalised or not ("calle cartagena"), particles too ("de la", "del", "dos")
 _FOREIGN_NAME_WORD = r"[^\W\d_][\w'\u2019.-]*"
-#: Spanish words for a floor and a door after the number ("bajo", "izq.", "dcha", "esc. 2", "pta. 3")
-_DOOR_WORD = r"(?i:bajo|entresuelo|[áa]tico|izq(?:da|uierda)?|dcha|drcha|derecha|der|esc(?:alera)?|pta|puerta|piso)\.?"
+#: Spanish words for a floor and a door after the number (``vocab.DOOR_WORDS``: "bajo", "izq.", "esc. 2", "pta. 3")
+_DOOR_WORD = r"(?i:" + "|".join(re.escape(w) for w in sorted(vocab.DOOR_WORDS, key=lambda w: (-len(w), w))) + r")\.?"
 #: one part of what follows the house number: a floor or door number ("2", "3º", "3.º"), a door word, a door letter
 _HOUSE_PART = (r"(?:\d{1,2}(?:\.?[\u00ba\u00aa°])?(?:[ \t]*[A-Za-z](?![\w/]))?(?![\w/])|" + _DOOR_WORD
                + r"(?:[ \t]*\d{1,2}[\u00ba\u00aa°]?)?(?:[ \t]*[A-Za-z](?![\w/]))?(?![\w/])|[A-Z](?![\w/]))")

@@ -398,14 +398,10 @@ _STREET_WORDS = frozenset({
     *(t.rstrip(".") for t in (*vocab.FOREIGN_LEADING_STREET_TYPES, *vocab.FOREIGN_TRAILING_STREET_TYPES)),
     "via", "ul", *vocab.MILITARY_ADDRESS_WORDS,
     # particles inside other languages' street names ("Calle de la Paz", "Via delle Coste"), and a Spanish address's
-    # floor and door words ("bajo", "izq.", "esc.") and its "C" (calle)
+    # floor and door words ("bajo", "izq.", "esc."; after them a lone capital is the door: "Bajo A") and its "C" (calle)
     "de", "del", "la", "las", "los", "da", "do", "dos", "das", "di", "della", "delle", "dei", "degli", "des", "du",
-    "c", "bajo", "entresuelo", "ático", "atico", "izq", "izqda", "izquierda", "dcha", "drcha", "derecha", "der", "esc",
-    "escalera", "pta", "puerta", "piso",
+    "c", *vocab.DOOR_WORDS,
 })
-#: a Spanish address's floor and door words, after which a lone capital is the door ("Bajo A")
-_DOOR_WORDS = frozenset({"bajo", "entresuelo", "ático", "atico", "izq", "izqda", "izquierda", "dcha", "drcha", "derecha",
-                         "der", "esc", "escalera", "pta", "puerta", "piso"})
 _HOSPITAL_SMALL = frozenset({"of", "and", "the", "at", "for", "in", "on"})
 _HOSPITAL_UPPER = frozenset({"ii", "iii", "iv", "va", "llc", "lp", "inc", "us", "usa", "nyu", "ucla", "ucsf"})
 #: Pool sizes: the most frequent N entries of each vocabulary (realistic, and stable across versions).
@@ -787,7 +783,7 @@ def _street(secret: bytes, patient_key: str, original: str) -> str:
               or (after_number and len(tok) == 1 and tok.isupper()  # "4, 2, B", "Bajo A": a door ends the address
                   and not original[m.end():].strip(" .,;"))):
             out.append(tok)
-            replaced_run, after_number = False, tok.lower() in _DOOR_WORDS or after_number and len(tok) <= 2
+            replaced_run, after_number = False, tok.lower() in vocab.DOOR_WORDS or after_number and len(tok) <= 2
         elif not replaced_run:
             out.append(_case_like(tok, name))
             replaced_run = True
