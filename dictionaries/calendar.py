@@ -7,6 +7,8 @@ module's names, which follow the process locale.
 
 from __future__ import annotations
 
+import re
+
 MONTHS: tuple[str, ...] = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
     "november", "december",
@@ -88,6 +90,11 @@ def month_number(token: str) -> int | None:
     if low not in MONTH_TOKENS:
         return None
     return MONTH_ABBREVIATIONS.index(low[:3]) + 1
+
+
+def foreign_month_alternation() -> str:
+    """A regex alternation (no group) of every foreign month name (``FOREIGN_MONTH_TOKENS``), longest first."""
+    return "|".join(sorted(map(re.escape, FOREIGN_MONTH_TOKENS), key=lambda w: (-len(w), w)))
 
 
 def month_alternation() -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from presidio_analyzer import Pattern
 
-from dictionaries.calendar import FOREIGN_MONTH_TOKENS, is_day_of_month, month_alternation
+from dictionaries.calendar import foreign_month_alternation, is_day_of_month, month_alternation
 from processors.regex.context import measure_before, next_words, unit_after
 from processors.regex.recognizer import RE_FLAGS, ClinicalPattern, ClinicalRecognizer, ContextWords, Hit
 from schemas.labels import Label, Subtype
@@ -20,7 +20,7 @@ MONTH = r"(?:" + month_alternation() + r")\b\.?"
 _AMBIGUOUS_LOWER_MONTHS = frozenset({"may", "mar", "dec", "jan", "march", "sept"})
 
 #: Month names of other languages (``FOREIGN_MONTH_TOKENS``), longest first.
-_FOREIGN_MONTH = r"(?:" + "|".join(sorted(map(re.escape, FOREIGN_MONTH_TOKENS), key=len, reverse=True)) + r")"
+_FOREIGN_MONTH = r"(?:" + foreign_month_alternation() + r")"
 #: the day before another language's month: "14 de", "3.", "1er", "5º", "14/"
 _FOREIGN_DAY_BEFORE = re.compile(
     r"(?<![\w/.])(?P<d>\d{1,2})(?:[.\u00ba\u00aa\u00b0]|er)?[ \t]*(?:(?:de|del|di)[ \t]+|[-/][ \t]*)?\Z", re.IGNORECASE)

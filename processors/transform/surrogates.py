@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from dictionaries import vocab
-from dictionaries.calendar import FOREIGN_MONTH_NAMES, FOREIGN_MONTH_TOKENS, MONTHS, WEEKDAYS, foreign_months
+from dictionaries.calendar import (
+    FOREIGN_MONTH_NAMES,
+    FOREIGN_MONTH_TOKENS,
+    MONTHS,
+    WEEKDAYS,
+    foreign_month_alternation,
+    foreign_months,
+)
 from dictionaries.text import fold_accents
 from schemas.labels import Label, Subtype
 from schemas.models import Span
@@ -49,7 +56,7 @@ def shift_days(secret: bytes, patient_key: str, lo: int, hi: int) -> int:
 #: a month's name: English (full or abbreviated) or another language's (``FOREIGN_MONTH_TOKENS``: "enero", "März")
 _MON = (r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
         r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|"
-        + "|".join(sorted(map(re.escape, FOREIGN_MONTH_TOKENS), key=len, reverse=True))
+        + foreign_month_alternation()
         + r")(?![^\W\d_])(?P<mdot>\.)?")
 _Y4 = r"(?:1[89]\d\d|20\d\d|21\d\d)"
 _ORD = r"(?P<ord>st|nd|rd|th)"
