@@ -49,6 +49,9 @@ _VITAL_NAMES = (
     "respiratory rate", "SpO2", "SaO2", "O2 sat", "O2 sats", "Temp", "Tmax", "Tm", "Temperature",
     "temperature", "Wt", "Weight", "weight", "Ht", "Height", "height", "BMI", "MAP", "CVP", "FiO2", "PEEP",
 )
+#: a saturation's value: any percentage, and without a percent sign only one no day of the month can be
+_SAT_VALUE = r"(?:100|\d{1,2})(?:\.\d)?"
+_SAT_HIGH = r"(?:100|3[2-9]|[4-9]\d)(?:\.\d)?"
 _SCORE_NAMES = (
     "ECOG", "KPS", "Karnofsky", "MMSE", "MoCA", "SLUMS", "NIHSS", "RASS", "CIWA", "CIWA-Ar", "COWS", "PHQ-9",
     "PHQ9", "PHQ-2", "PHQ2", "GAD-7", "GAD7", "MELD", "MELD-Na", "CHA2DS2-VASc", "CHADS2", "HAS-BLED",
@@ -156,6 +159,15 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
         rf"\b(?i:{_alt(_VITAL_NAMES)})\s*(?:of|was|is|:|=)?\s*\d{{1,3}}(?:\.\d{{1,2}})?"
         r"(?:\s*(?:%|bpm|kg|lbs?|cm|mm\s?Hg|cmH2O)|\s?\u00b0?\s?[CF]\b)?(?!\d)"
     ), _lower(_VITAL_NAMES), True),
+    # an oxygen saturation written "sat" ("ra sat 96-100%", "SAT 97", "sat-92-95%", "SAT > 92", "02 sat 97-99%"):
+    # "sat" is also Saturday's abbreviation, so a reading must follow, a value no day of the month can be (32-100)
+    # or one with a percent sign or a comparator; "Sat 3/14" and "Sat 12" stay weekdays
+    SyntaxPattern("vital", re.compile(
+        r"(?i:\b(?:(?:spo2|sao2|svo2|o2|02|pa|ra|mixed venous|pulse ox)[ \t]*)?sats?\b)"
+        r"[ \t]*(?:-|:|=|(?i:of|was|is|at))?[ \t]*"
+        rf"(?:(?:[<>]=?|\u2265|\u2264)[ \t]*{_SAT_VALUE}|{_SAT_VALUE}(?:[ \t]*(?:-|(?i:to))[ \t]*{_SAT_VALUE})?[ \t]*%"
+        rf"|{_SAT_HIGH}(?:[ \t]*(?:-|(?i:to))[ \t]*{_SAT_VALUE})?)(?![\d/:.])"
+    ), ("sat",), True),
     SyntaxPattern("vital", re.compile(
         r"\bT\s*:?\s*(?:9[5-9]|10[0-6]|3[4-9]|4[0-2])(?:\.\d)?(?![\d])(?:\s?\u00b0?\s?[CF]\b)?"
     ), ("T ", "T:")),

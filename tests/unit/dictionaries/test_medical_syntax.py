@@ -77,6 +77,11 @@ def test_when_genes_are_given_as_any_iterable_then_they_are_recognised() -> None
         ("pembrolizumab (MK-3475) cycle 2", "MK-3475", "drug-code"),
         ("SKIN: BRADEN 13, Q2H TURNS", "BRADEN 13", "score"),
         ("In the ED, T 37.9 C.", "T 37.9 C", "vital"),
+        ("on ra sat 96-100%, rr 16", "ra sat 96-100%", "vital"),
+        ("EXTUBATED, SAT 97 ON 4L", "SAT 97", "vital"),
+        ("RETURN TO SAT > 92; LP", "SAT > 92", "vital"),
+        ("rr 16-18 with 02 sat 97-99% on ra", "02 sat 97-99%", "vital"),
+        ("peep-5 at 1230,sat-97%,pt", "sat-97%", "vital"),
         ("Lasix 40\tmg daily", "40\tmg", "dose"),
         ("CODE CALLED AT 0455. ROUNDS AT 0800", "AT 0455", "time"),   # a cue in capitals
         ("Labs drawn At 0732, 0740", "At 0732, 0740", "time"),
@@ -112,12 +117,13 @@ def test_when_text_has_medical_syntax_then_it_is_recognised(
         "Account 1234-5678 opened",  # "5678" is no time of day
         "Moved from 1700 Main St to here",  # one number after "from": an address
         "Seen 3/14/2023 0700-1930.",  # a shift attached to a date is part of a date-time
+        "Family meeting Sat 3/14, then Sat 12 at noon; seen sat 31.",  # Saturdays, no saturation
         "",
     ],
 )
 def test_when_text_has_identifiers_only_then_no_syntax_covers_them(genes: frozenset[str], text: str) -> None:
     spans = syntax_spans(text, genes)
-    for ident in ("0630", "92", "70112", "555-123-4567", "12345678", "PF123456", "Wells", "12/24", "3/14", "1421",
+    for ident in ("Sat 3/14", "Sat 12", "sat 31", "0630", "92", "70112", "555-123-4567", "12345678", "PF123456", "Wells", "12/24", "3/14", "1421",
                   "2817838255", "1105", "1700"):
         if ident in text:
             i = text.index(ident)

@@ -56,6 +56,11 @@ def dropped_surfaces(recovery: MedicalRecovery, text: str, specs: list[SpanSpec]
         ("Allegra 180 mg daily for allergies.", [("Allegra", "NAME", "ner")], ["Allegra"]),
         ("She was started on Allegra last week.", [("Allegra", "NAME", "ner")], ["Allegra"]),
         ("CT head negative for bleed.", [("CT", "LOCATION", "ner")], ["CT"]),
+        # an oxygen saturation written "sat": not Saturday (the weekday policy would keep it)
+        ("resp: rr 16-18 with 02 sat 97-99% on ra.", [("02 sat", "DATE", "ner")], ["02 sat"]),
+        ("TOL EXTUBATION SAT 97 4L NP.", [("SAT 97", "DATE", "ner")], ["SAT 97"]),
+        ("ONE HOUR TO RETURN TO SAT > 92; LP", [("SAT > 92", "LOCATION", "ner")], ["SAT > 92"]),
+        ("RESP-n/c at 3l,sat-97-99%,rr-10's", [("sat", "DATE", "ner")], ["sat"]),
         ("Transferred to MICU overnight.", [("MICU", "ORGANIZATION", "ner")], ["MICU"]),
         ("NEURO: APGAR 8/9. SKIN: BRADEN 13.", [("APGAR", "NAME", "dictionary"), ("BRADEN", "NAME", "dictionary")],
          ["APGAR", "BRADEN"]),
@@ -86,6 +91,8 @@ def test_when_span_is_a_medical_term_then_it_is_dropped(
         ("Discussed with Lasix Jones.", [("Lasix Jones", "NAME", "ner")]),
         ("Admitted on 03/14/2023 at 0630.", [("03/14/2023", "DATE", "regex"), ("0630", "DATE", "regex")]),
         ("Follow up on 6/10 in clinic.", [("6/10", "DATE", "regex")]),
+        ("Family meeting Sat 3/14 at noon.", [("Sat", "DATE", "regex"), ("3/14", "DATE", "regex")]),
+        ("Family meeting Sat 12 at noon.", [("Sat", "DATE", "ner")]),  # "Sat 12": the 12th, no saturation
         ("He is 92 years old.", [("92", "AGE", "regex")]),
         ("Lives in New Orleans, LA 70112.", [("70112", "LOCATION", "regex"), ("LA", "LOCATION", "ner")]),
         ("Dose 555-1234 mg per pharmacy.", [("555-1234", "PHONE", "regex")]),
