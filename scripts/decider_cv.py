@@ -15,6 +15,9 @@
     .venv/bin/python scripts/decider_cv.py fold-ners [--packs .gpu/packs --variant d --folds 0,1,2,3,4]
     # 6. the NER alone on the design notes from out-of-fold files (other recipes, seeds, soups), and their union
     .venv/bin/python scripts/decider_cv.py oof-score FILE [FILE ...] [--union] [-o scripts/results/ner_seed_draws.json]
+    # 7. the default pipeline as it runs on the design notes, a decision model trained without each fold's patients:
+    #    pooled P / R and the residual-risk AUROC (the lockbox has too few notes with a miss to rank)
+    .venv/bin/python scripts/decider_cv.py risk-cv [-o scripts/results/decider_risk_cv.json]
 
 The lockbox (``processors.evaluation.lockbox``) is never trained on and only scored in aggregate: this script
 prints and writes precision, recall and token counts per label for it, nothing per note.
@@ -445,6 +448,65 @@ def risk_auroc(gold: Sequence[Any], stored: Mapping[str, Any], options: Mapping[
     return {"notes": len(gold), "notes_with_a_miss": sum(missed), "auroc": auc and round(float(auc), 4)}
 
 
+def risk_cv(args: argparse.Namespace) -> int:
+    """The default pipeline on the design notes as it runs, cross-validated: for each of the five folds of design
+    patients a decision model trained (``train_decider``, the shipped configuration: its own nested threshold and
+    calibration) without them, then the pipeline with that model and the out-of-fold NER spans over the fold's notes.
+    Pooled over the folds: token P / R and the residual-risk AUROC for notes with a missed identifier, the issue's
+    figure, with ~10x the lockbox's notes with a miss (2 of its 174)."""
+    import tempfile
+
+    from sklearn.metrics import roc_auc_score
+
+    from processors.evaluation.folds import group_folds
+    from processors.evaluation.scoring import evaluate
+    from processors.spans import NER_CANDIDATE_THRESHOLD
+    from processors.training.decider import Corpus, run_steps, train_decider
+
+    threshold = NER_CANDIDATE_THRESHOLD
+    corpora = training_corpora(20.0)
+    design = corpora[0].gold
+    stored = stored_for(corpora, threshold)
+    options: dict[str, Any] = {"ner": ner_options(threshold)}
+    t0 = time.perf_counter()
+    missed: list[bool] = []
+    scores: list[float] = []
+    preds: dict[str, Any] = {}
+    folds = []
+    for f, idx in enumerate(group_folds(design, K, 0)):
+        held = {design[i].id for i in idx}
+        train_gold = [g for g in design if g.id not in held]
+        fold_gold = [g for g in design if g.id in held]
+        with tempfile.TemporaryDirectory() as tmp:
+            rep = train_decider([Corpus("physionet_design", train_gold, True, 20.0), *corpora[1:]], Path(tmp),
+                                stored_ner=stored, options=options, params={"seed": args.seed})
+            notes = run_steps(fold_gold, (*FULL, "transform", "leakcheck", "metrics"),
+                              options={**options, "decide": {"model_dir": tmp}}, stored_ner=stored)
+        fold_preds = {g.id: (n.spans if n.error is None else ()) for g, n in zip(fold_gold, notes, strict=True)}
+        preds.update(fold_preds)
+        result = evaluate(fold_gold, fold_preds)
+        miss = [c.entities - c.entities_found > 0 for c in result.per_note]
+        missed += miss
+        scores += [n.metrics.risk.score for n in notes]
+        folds.append({"fold": f, "notes": len(fold_gold), "notes_with_a_miss": sum(miss),
+                      "threshold_raw": rep["threshold_raw"],
+                      **{k: v for k, v in aggregate(fold_gold, fold_preds).items() if k in ("precision", "recall",
+                                                                                          "tp", "fp", "fn")}})
+        print(json.dumps(folds[-1]), flush=True)
+    pooled = aggregate(design, preds)
+    auc = roc_auc_score(missed, scores) if 0 < sum(missed) < len(missed) else None
+    out = {"date": time.strftime("%Y-%m-%d"), "command": " ".join(["scripts/decider_cv.py", *sys.argv[1:]]),
+           "ner_threshold": threshold, "seed": args.seed, "seconds": round(time.perf_counter() - t0),
+           "pooled": {**{k: pooled[k] for k in ("notes", "precision", "recall", "tp", "fp", "fn")},
+                      "per_label": pooled["per_label"]},
+           "residual_risk": {"notes": len(missed), "notes_with_a_miss": sum(missed),
+                             "auroc": auc and round(float(auc), 4)},
+           "folds": folds}
+    print(json.dumps({k: out[k] for k in ("pooled", "residual_risk")}), flush=True)
+    Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
 def measure(args: argparse.Namespace) -> int:
     from processors.spans import NER_CANDIDATE_THRESHOLD
 
@@ -772,6 +834,9 @@ def main() -> int:
     fn.add_argument("-o", "--output", default=str(RESULTS / "ner_fold_models_new_text.json"))
     fn.add_argument("--decider", type=Path, default=None, help="another decision model folder (an experiment)")
     fn.add_argument("--again", action="store_true", help="score every model again (default: add to the output's)")
+    rc = sub.add_parser("risk-cv", help="the default pipeline on the design notes, a decision model per fold")
+    rc.add_argument("--seed", type=int, default=13, help="LightGBM seed (the shipped model's: 13)")
+    rc.add_argument("-o", "--output", default=str(RESULTS / "decider_risk_cv.json"))
     a = sub.add_parser("ablate")
     a.add_argument("--ner-threshold", type=float, default=None)
     a.add_argument("--target-recall", type=float, default=0.975)
@@ -788,7 +853,7 @@ def main() -> int:
     OVERRIDE.update(oof=getattr(args, "oof", None), ner_model=getattr(args, "ner_model", None),
                     fp32=getattr(args, "fp32", False))
     return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate,
-            "profile": profile, "fold-ners": fold_ners, "oof-score": oof_score}[args.cmd](args)
+            "profile": profile, "fold-ners": fold_ners, "oof-score": oof_score, "risk-cv": risk_cv}[args.cmd](args)
 
 
 if __name__ == "__main__":
