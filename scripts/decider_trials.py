@@ -8,7 +8,7 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
 
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
-    # seed_ensemble, ner_noise, token_weights, spelling, section
+    # seed_ensemble, ner_noise, token_weights, spelling, section, relative_scores
     # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
     # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
     .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
@@ -46,6 +46,8 @@ Trials:
   that are not first names: "Smtih" is one edit from "smith"), and the share of its words with such a neighbour.
 - ``section``: one column per kind of section the candidate stands in (the last heading before it: "RESP:",
   "SOCIAL:", "A/P:"; ``SECTION_KINDS``), and one for none.
+- ``relative_scores``: the candidate's NER score beside the note's other NER spans (its rank among them, its ratio
+  to the best of its label, the note's median, how many score 0.5 or more); run behind three NER draws.
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
   seed + 0, 1000, 2000, 3000): less of the seed's noise in the scores and, perhaps, steadier fold thresholds.
 """
@@ -345,6 +347,34 @@ def seed_ensemble(size: int = 4) -> Iterator[None]:
         T.fit, T.predict = old_fit, old_predict
 
 
+RELATIVE_NAMES = ("ner_rank_in_note", "ner_over_label_max", "ner_note_median", "ner_note_confident")
+
+
+def relative_scores(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    """The candidate's NER score beside the note's other NER spans (``relative_scores``): its rank among them (0-1),
+    its ratio to the best span of its label in the note, the note's median NER score and how many of its NER spans
+    score 0.5 or more. New patients' identifiers score lower than the design notes' (README: fold models, 0.74-0.77
+    against 0.78-0.86): a score read against the note's own may move less between patients."""
+    from processors.spans import sources_of
+
+    ner = [(s.label, s.score) for s in note.spans if "ner" in sources_of(s)]
+    scores = np.sort(np.asarray([sc for _, sc in ner], dtype=np.float64))
+    best_of: dict[Any, float] = {}
+    for lab, sc in ner:
+        best_of[lab] = max(best_of.get(lab, 0.0), sc)
+    median = float(np.median(scores)) if scores.size else -1.0
+    confident = float(np.sum(scores >= 0.5)) if scores.size else 0.0
+    out = []
+    for i in idx:
+        s = note.spans[i]
+        own = max([o.score for o in note.spans if "ner" in sources_of(o) and o.start < s.end and s.start < o.end],
+                  default=0.0)
+        rank = float(np.searchsorted(scores, own, side="right") / scores.size) if scores.size else -1.0
+        top = best_of.get(s.label, 0.0)
+        out.append([rank, own / top if top > 0 else -1.0, median, confident])
+    return out
+
+
 @dataclass
 class Trial:
     """One change against the shipped configuration: feature columns added (``extra``, named ``extra_names``),
@@ -388,6 +418,7 @@ TRIALS: dict[str, Trial] = {
     "token_weights": Trial(token_weight=True),
     "spelling": Trial(extra=spelling, extra_names=("typo_zipf", "typo_zipf_not_first", "typo_share")),
     "section": Trial(extra=sections, extra_names=SECTION_NAMES),
+    "relative_scores": Trial(extra=relative_scores, extra_names=RELATIVE_NAMES),
 }
 
 

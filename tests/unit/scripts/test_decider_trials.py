@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from paths import REPO, load_script
 
 from dictionaries import vocab
@@ -166,3 +167,18 @@ def test_when_the_section_trial_reads_headings_then_each_candidate_gets_the_kind
     kinds = [trials.SECTION_NAMES[r.index(1.0)] for r in rows]
     assert kinds == ["section_none", "section_resp", "section_social", "section_plan"]
     assert all(sum(r) == 1.0 and len(r) == len(trials.SECTION_NAMES) for r in rows)
+
+
+def test_when_the_relative_scores_trial_reads_a_note_then_each_ner_score_is_read_against_the_notes() -> None:
+    text = "Seen by SMITH and JONES; ROSS called; plan per GH."
+    note = _note(text, [("SMITH", "NAME", "ner"), ("JONES", "NAME", "ner"), ("ROSS", "NAME", "regex"),
+                        ("GH", "ORGANIZATION", "ner")])
+    scores = {"SMITH": 0.9, "JONES": 0.3, "ROSS": 0.8, "GH": 0.1}
+    note = note.replace(spans=tuple(s.model_copy(update={"score": scores[text[s.start:s.end]]}) for s in note.spans))
+    rows = trials.relative_scores(note, [0, 1, 2, 3])
+    # the note's NER scores: 0.1, 0.3, 0.9 (ROSS is the regex step's); median 0.3, one at 0.5 or more
+    assert rows[0] == [1.0, 1.0, 0.3, 1.0]
+    assert rows[1] == [pytest.approx(2 / 3), pytest.approx(0.3 / 0.9), 0.3, 1.0]
+    assert rows[2] == [0.0, 0.0, 0.3, 1.0]  # no NER span on it: score 0, below every NER score
+    assert rows[3] == [pytest.approx(1 / 3), 1.0, 0.3, 1.0]
+    assert len(trials.RELATIVE_NAMES) == 4
