@@ -393,6 +393,22 @@ FOREIGN_TRAILING_STREET_TYPES = ("utca", "út", "útja", "tér", "tere", "körú
 #: a Spanish address's floor and door words after the house number ("4 bajo A", "3, Izq.", "esc. 2", "pta. 3")
 DOOR_WORDS = frozenset({"bajo", "entresuelo", "ático", "atico", "izq", "izqda", "izquierda", "dcha", "drcha", "derecha",
                         "der", "esc", "escalera", "pta", "puerta", "piso"})
+#: the labels of a record's or a form's fields, in the languages the patterns read (English "DOB", "MRN"; Spanish
+#: "Apellidos:", "NHC:", "NºCol:"; German "Vorname:", "Anschrift:"; French "Prénom:"; Italian "Cognome:"; Portuguese
+#: "Sobrenome:"; Dutch "Achternaam:"): a form's words, never part of the identifier written after them; one word each
+#: as a name span's words are read ("nºcol": "º" is a letter)
+FORM_FIELD_LABELS = frozenset(
+    "dob dod doa mrn ssn acct tel fax name surname forename sex gender "
+    "nombre apellidos apellido nhc nass cipa sexo domicilio correo nºcol colegiado "
+    "vorname nachname geburtsdatum geschlecht anschrift wohnort "
+    "prénom prenom sexe "
+    "cognome sesso "
+    "sobrenome apelido morada "
+    "voornaam achternaam geslacht".split())
+#: a form's sex field and its values that name a sex ("Sexo: H", "Sex: F", "Geschlecht: weiblich"): not an identifier
+SEX_FIELD_LABELS = frozenset("sex gender sexo género genero geschlecht sexe sesso geslacht".split())
+SEX_VALUES = frozenset("h m f v w male female man woman hombre varón varon mujer masculino femenino männlich maennlich "
+                       "weiblich homme femme masculin féminin feminin maschio femmina maschile femminile".split())
 #: a hospital's units, written after its name ("GH ED", "VAMC ICU", "Mercy ER"): no part of the name
 HOSPITAL_UNITS = frozenset("ed er icu micu sicu ccu cvicu csru nicu picu pacu tcu".split())
 #: the words of a military address's first line ("PSC 0413, Box 8144", "Unit 4719 Box 7394", "USNS Saibara")

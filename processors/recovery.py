@@ -148,6 +148,13 @@ _CLOCK_TOKEN = re.compile(r"@?(?:\d{1,2}(?::\d{2})?|\d{3,4})(?:[ap]\.?m?\.?)?", 
 _DATE_MATERIAL = re.compile(r"\d|(?i:\b(?:" + "|".join(map(re.escape, sorted(CALENDAR_TOKENS, key=len, reverse=True))) + r")\b)")
 #: place edges (``use_place_edges``): words of a place span, and last words that are no part of a name
 _PLACE_EDGE_TOKEN = re.compile(r"\S+")
+#: a form's field label at a span's start (a colon after it, or a dash or slash glued to the value: "nhc-739146"),
+#: and at its end (a colon after it in the text: "Rosa Jiménez NºCol: 28 28")
+_LEADING_LABEL = re.compile(r"[^\w]*(?P<w>[^\W\d_]+)[ \t]*(?::|[-/](?=\w))[ \t]*")
+_TRAILING_LABEL = re.compile(r"(?P<w>[^\W\d_]+)[^\w]*\Z")
+_LABEL_END = re.compile(r"[ \t]*:")
+#: "Sexo:", "Sex -" right before a value
+_SEX_LABEL_BEFORE = re.compile(r"(?P<w>[^\W\d_]+)[ \t]*[:=-][ \t]*\Z")
 #: the type words of an institution's name (``institution_type_words``)
 _TYPE_WORDS = frozenset("hospital hospitals hosp medical center centre ctr clinic clinics health healthcare system "
                         "institute rehab rehabilitation nursing home hospice infirmary facility care".split())
@@ -238,6 +245,35 @@ def without_type_words(start: int, end: int, text: str) -> tuple[int, int]:
     while len(words) > 1 and text[words[-1][0]:words[-1][1]].lower().strip(".,;:'") in _TYPE_WORDS:
         words.pop()
     return (start, words[-1][1]) if words else (start, end)
+
+
+def field_label_parts(start: int, end: int, text: str) -> tuple[int, int]:
+    """``text[start:end]`` without the labels of a form's fields at its ends (``use_field_labels``;
+    ``vocab.FORM_FIELD_LABELS``): a label that a colon follows, or a dash or slash glued to the value ("Apellidos:
+    De Miguel", "nhc-739146", "Rosa Jiménez NºCol: 28 28"). An empty range (``start, start``) when the span holds
+    nothing but labels; the span itself when nothing is cut."""
+    a, b = start, end
+    while (m := _LEADING_LABEL.match(text, a, b)) and m.group("w").lower() in vocab.FORM_FIELD_LABELS:
+        a = m.end()
+    while ((m := _TRAILING_LABEL.search(text, a, b)) and m.group("w").lower() in vocab.FORM_FIELD_LABELS
+           and _LABEL_END.match(text, m.end("w"))):
+        b = m.start("w")
+    if (a, b) == (start, end):
+        return start, end
+    a, b = _without_blanks(text, a, b)
+    while b > a and not text[b - 1].isalnum() and text[b - 1] not in ".)'\u2019":
+        b -= 1
+    return (a, b) if b > a and any(c.isalnum() for c in text[a:b]) else (start, start)
+
+
+def sex_field_value(start: int, end: int, text: str) -> bool:
+    """``text[start:end]`` is the value of a form's sex field ("Sexo: H", "Sex: F", "Geschlecht: weiblich"): it
+    names a sex, which identifies no one (MEDDOCAN's sex label is no identifier under our policy either)."""
+    value = text[start:end].strip(" .,;").lower()
+    if value not in vocab.SEX_VALUES:
+        return False
+    m = _SEX_LABEL_BEFORE.search(text, max(0, start - 24), start)
+    return m is not None and m.group("w").lower() in vocab.SEX_FIELD_LABELS
 
 
 def _day_part(token: str) -> bool:
@@ -412,6 +448,10 @@ class MedicalRecovery:
         #: decision stage (no gold NAME or ORGANIZATION span of the dev sets holds a line break; an address does, so
         #: places stay whole); a split drops nothing by itself
         use_line_breaks: bool = True
+        #: the labels of a form's fields at a candidate's ends are cut off ("Apellidos: De Miguel Rivera", "Rosa
+        #: Jiménez NºCol: 28 28", "nhc-739146"; ``vocab.FORM_FIELD_LABELS``, in the languages the patterns read), a
+        #: candidate made only of them is dropped, and so is the value of a form's sex field ("Sexo: H", "Sex: F")
+        use_field_labels: bool = True
         #: policy: the type word after an institution's name ("Mercy [Medical Center]", "Memorial [Hospital]") is part
         #: of the identifier and is removed with it (the synthetic and general-English sets annotate it so; the
         #: PhysioNet annotators left it out). False cuts trailing type words off a place or organisation while a name
@@ -464,6 +504,22 @@ class MedicalRecovery:
             if not keep and self._is_medical(span, text, found):
                 drop.add(i)
                 continue
+            if self.config.use_field_labels:
+                if not keep and sex_field_value(span.start, span.end, text):
+                    drop.add(i)
+                    continue
+                a, b = field_label_parts(span.start, span.end, text)
+                if (a, b) != (span.start, span.end):
+                    if b <= a:
+                        if not keep:
+                            drop.add(i)
+                            continue
+                    else:
+                        gaps = _gaps(span, [(a, b)], text)
+                        if not (keep and message is not None and any(repeats_message(g, text, *message)
+                                                                     for g in gaps)):
+                            cut += gaps
+                            span = spans[i] = span.model_copy(update={"start": a, "end": b})
             if span.label in (Label.LOCATION, Label.ORGANIZATION):
                 a, b = self._ward_name(span, text) if self.config.use_ward_numbers else (span.start, span.end)
                 a, b = place_parts(a, b, text) if self.config.use_place_edges else (a, b)

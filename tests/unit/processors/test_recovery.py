@@ -479,3 +479,41 @@ def test_when_span_repeats_the_message_name_then_its_edges_are_cut_but_never_a_m
     out = recovery.process_batch([note])[0]
     assert out.spans == note.spans and not out.dropped
     # nor is a span that repeats the message ever dropped as a medical term ("Allegra Jones" above)
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "label", "kept", "dropped"),
+    [
+        # a form's field label at a candidate's ends (a colon after it, or a dash glued to the value): cut off
+        ("Nombre:  Pedro.\nApellidos: De Miguel Rivera.\nNHC: 2569870.", "Apellidos: De Miguel Rivera", "NAME",
+         ["De Miguel Rivera"], ["Apellidos:"]),
+        ("Médico: Rosa María Jiménez Rodríguez    NºCol: 41 41 98745.", "Rosa María Jiménez Rodríguez    NºCol",
+         "NAME", ["Rosa María Jiménez Rodríguez"], ["NºCol"]),
+        ("Apellidos: Ramos Baez.\nCIPA: nhc-739146.\nNASS: 71", "nhc-739146", "ID", ["739146"], ["nhc-"]),
+        ("Name: John Smith, seen today.", "Name: John Smith", "NAME", ["John Smith"], ["Name:"]),
+        ("Patient: Anna Becker\nVorname: Anna", "Vorname: Anna", "NAME", ["Anna"], ["Vorname:"]),
+        # only labels: dropped whole
+        ("Nombre:  Pedro.\nApellidos: De Miguel Rivera.", "Apellidos", "NAME", [], ["Apellidos"]),
+        # a sex field's value names a sex, no one
+        ("Edad: 53 años Sexo: H.\nFecha de Ingreso: 13/06/2016.", "H.", "NAME", [], ["H."]),
+        ("Age: 61 Sex: F Admitted: 3/14", "F", "NAME", [], ["F"]),
+        # no colon after the word, a word outside the table, an initial: nothing to cut
+        ("Dr. Weber, Name unknown to the family.", "Weber, Name", "NAME", ["Weber, Name"], []),
+        ("Flew in from Nome: Alaska air ambulance.", "Nome", "LOCATION", ["Nome"], []),
+        ("Seen by Dr. M. Smith today.", "M. Smith", "NAME", ["M. Smith"], []),
+        ("Sexo: H. Seen by H. Jones.", "H. Jones", "NAME", ["H. Jones"], []),
+    ],
+)
+def test_when_a_candidate_holds_a_forms_field_labels_then_they_are_cut_off_or_it_is_dropped(
+    recovery: MedicalRecovery, text: str, span: str, label: str, kept: list[str], dropped: list[str]
+) -> None:
+    note = recovery.process_batch([make_note(text, [(span, label, "ner")])])[0]
+    assert surfaces(note, note.spans) == kept
+    assert surfaces(note, note.dropped) == dropped
+
+
+def test_when_field_labels_are_off_then_the_labels_stay() -> None:
+    proc = build_processor("recovery", {"use_field_labels": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    note = make_note("Apellidos: Ramos Baez.\nSexo: H.", [("Apellidos: Ramos Baez", "NAME", "ner"), ("H.", "NAME", "ner")])
+    (out,) = proc.process_batch([note])
+    assert surfaces(out, out.spans) == ["Apellidos: Ramos Baez", "H."]
