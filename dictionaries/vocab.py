@@ -397,8 +397,11 @@ DOOR_WORDS = frozenset({"bajo", "entresuelo", "ático", "atico", "izq", "izqda",
 #: "Apellidos:", "NHC:", "NºCol:"; German "Vorname:", "Anschrift:"; French "Prénom:"; Italian "Cognome:"; Portuguese
 #: "Sobrenome:"; Dutch "Achternaam:"): a form's words, never part of the identifier written after them; one word each
 #: as a name span's words are read ("nºcol": "º" is a letter)
-FORM_FIELD_LABELS = frozenset(
-    "dob dod doa mrn ssn acct tel fax name surname forename sex gender "
+#: the labels of a record's fields that follow a name without a colon ("Rosalee Smith, DOB 01/15/1939", "Johnson,
+#: Ronald  MRN 4619898"): cut off a name's end in any case
+RECORD_LABELS = frozenset("dob dod doa mrn ssn acct tel fax".split())
+FORM_FIELD_LABELS = RECORD_LABELS | frozenset(
+    "name surname forename sex gender "
     "nombre apellidos apellido nhc nass cipa sexo domicilio correo nºcol colegiado "
     "vorname nachname geburtsdatum geschlecht anschrift wohnort "
     "prénom prenom sexe "

@@ -111,7 +111,7 @@ _LOWER_AFTER_NAME_ZIPF = 2.0
 _NAME_CREDENTIALS = frozenset("md rn np rrt lpn cna crna msw lcsw pa do phd".split())
 #: the label of a record's field right after a name ("Re: Rosalee Smith, DOB 01/15/1939", "Johnson, Ronald  MRN
 #: 4619898"): a form's word, never part of a person's name, in any case
-_FIELD_LABELS = frozenset("dob dod doa mrn ssn acct tel fax".split())
+_FIELD_LABELS = vocab.RECORD_LABELS
 #: a credential written with dots at a name span's end, whole or cut short by the model ("J. Anderson M.D..",
 #: "Poire, Ph.D.", "Ducret, M" of "Ducret, M.D."): read on into the text, its letters are looked up
 _DOTTED_CREDENTIAL = re.compile(r"[\s,]+([A-Za-z]{1,2}(?:\.[A-Za-z]{1,2}){0,2}\.*)\s*\Z")
@@ -151,7 +151,7 @@ _PLACE_EDGE_TOKEN = re.compile(r"\S+")
 #: a form's field label at a span's start (a colon after it, or a dash or slash glued to the value: "nhc-739146"),
 #: and at its end (a colon after it in the text: "Rosa Jiménez NºCol: 28 28")
 _LEADING_LABEL = re.compile(r"[^\w]*(?P<w>[^\W\d_]+)[ \t]*(?::|[-/](?=\w))[ \t]*")
-_TRAILING_LABEL = re.compile(r"(?P<w>[^\W\d_]+)[^\w]*\Z")
+_TRAILING_LABEL = re.compile(r"(?<![^\W\d_])(?P<w>[^\W\d_]+)[^\w]*\Z")  # a word's start: linear time
 _LABEL_END = re.compile(r"[ \t]*:")
 #: "Sexo:", "Sex -" right before a value
 _SEX_LABEL_BEFORE = re.compile(r"(?P<w>[^\W\d_]+)[ \t]*[:=-][ \t]*\Z")
