@@ -151,12 +151,12 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
         rf"(?<![\w.]){_NUM}(?:[ \t]?(?:-|to)[ \t]?{_NUM})?[ \t]?{_UNIT}{_PER}{_UNIT_END}"
     ), _DIGITS),
     SyntaxPattern("vital", re.compile(
-        r"\b(?:BP|B/P|NIBP|ABP|SBP/DBP|[Bb]lood pressure)\s*(?:of|was|is|:|=)?\s*"
+        r"\b(?:BP|B/P|NIBP|ABP|SBP/DBP|[Bb]lood pressure)\s*(?:(?:of|was|is|:|=)\s*)?"
         r"(?:[5-9]\d|[12]\d\d)\s*/\s*(?:[2-9]\d|1[0-4]\d)(?!\d)"  # not a date: 50-299 over 20-149
         r"(?:\s*\(\d{2,3}\))?(?:\s*mm\s?Hg)?"
     ), ("BP", "B/P", "lood pressure")),
     SyntaxPattern("vital", re.compile(
-        rf"\b(?i:{_alt(_VITAL_NAMES)})\s*(?:of|was|is|:|=)?\s*\d{{1,3}}(?:\.\d{{1,2}})?"
+        rf"\b(?i:{_alt(_VITAL_NAMES)})\s*(?:(?:of|was|is|:|=)\s*)?\d{{1,3}}(?:\.\d{{1,2}})?"
         r"(?:\s*(?:%|bpm|kg|lbs?|cm|mm\s?Hg|cmH2O)|\s?\u00b0?\s?[CF]\b)?(?!\d)"
     ), _lower(_VITAL_NAMES), True),
     # an oxygen saturation written "sat" ("ra sat 96-100%", "SAT 97", "sat-92-95%", "SAT > 92", "02 sat 97-99%"):
@@ -164,19 +164,19 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
     # or one with a percent sign or a comparator; "Sat 3/14" and "Sat 12" stay weekdays
     SyntaxPattern("vital", re.compile(
         r"(?i:\b(?:(?:spo2|sao2|svo2|o2|02|pa|ra|mixed venous|pulse ox)[ \t]*)?sats?\b)"
-        r"[ \t]*(?:-|:|=|(?i:of|was|is|at))?[ \t]*"
+        r"[ \t]*(?:(?:-|:|=|(?i:of|was|is|at))[ \t]*)?"  # one run of blanks at a time: linear on long runs
         rf"(?:(?:[<>]=?|\u2265|\u2264)[ \t]*{_SAT_VALUE}|{_SAT_VALUE}(?:[ \t]*(?:-|(?i:to))[ \t]*{_SAT_VALUE})?[ \t]*%"
         rf"|{_SAT_HIGH}(?:[ \t]*(?:-|(?i:to))[ \t]*{_SAT_VALUE})?)(?![\d/:.])"
     ), ("sat",), True),
     SyntaxPattern("vital", re.compile(
-        r"\bT\s*:?\s*(?:9[5-9]|10[0-6]|3[4-9]|4[0-2])(?:\.\d)?(?![\d])(?:\s?\u00b0?\s?[CF]\b)?"
+        r"\bT\s*(?::\s*)?(?:9[5-9]|10[0-6]|3[4-9]|4[0-2])(?:\.\d)?(?![\d])(?:\s?\u00b0?\s?[CF]\b)?"
     ), ("T ", "T:")),
     SyntaxPattern("score", re.compile(
-        r"\b(?i:GCS|Glasgow(?: Coma (?:Scale|Score))?)\s*(?i:score\s*)?(?i:of|was|is|:|=)?\s*(?:1[0-5]|[3-9])T?"
+        r"\b(?i:GCS|Glasgow(?: Coma (?:Scale|Score))?)\s*(?i:score\s*)?(?:(?i:of|was|is|:|=)\s*)?(?:1[0-5]|[3-9])T?"
         r"(?:\s*\(?\s*E\s?\d\s*,?\s*V\s?(?:\d|T)\s*,?\s*M\s?\d\s*\)?)?(?!\d)"
     ), ("gcs", "glasgow"), True),
     SyntaxPattern("score", re.compile(
-        r"(?i:\bApgars?(?: scores?)?\s*(?:of|were|was|are|:|=)?\s*(?:10|\d)\s*(?:/|,|and|&)\s*(?:10|\d)"
+        r"(?i:\bApgars?(?: scores?)?\s*(?:(?:of|were|was|are|:|=)\s*)?(?:10|\d)\s*(?:/|,|and|&)\s*(?:10|\d)"
         r"(?:\s*(?:/|,|and|&)\s*(?:10|\d))?(?!\d)(?:\s*at\s*1\s*(?:and|&|,)\s*5\s*min(?:utes)?)?)"
     ), ("apgar",), True),
     SyntaxPattern("score", re.compile(
@@ -184,11 +184,11 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
         rf"\s*(?:{_ROMAN}|[0-6])(?:\s?-\s?(?:{_ROMAN}|[0-6]))?[A-Ea-e]?E?(?![\w]){_NOT_A_SCORE}"
     ), _lower(_CLASS_NAMES), True),
     SyntaxPattern("score", re.compile(
-        r"\b(?i:Gleason(?: score| grade| sum| pattern)?\s*(?:of|:|=)?)\s*(?:\d{1,2}\s*\(\s*\d\s*\+\s*\d\s*\)|"
+        r"\b(?i:Gleason(?: score| grade| sum| pattern)?\s*(?:(?:of|:|=)\s*)?)(?:\d{1,2}\s*\(\s*\d\s*\+\s*\d\s*\)|"
         r"\d\s*\+\s*\d(?:\s*=\s*\d{1,2})?|\d{1,2})(?![\w])"
     ), ("gleason",), True),
     SyntaxPattern("score", re.compile(
-        rf"\b(?i:{_alt(_SCORE_NAMES)})(?i: (?:score|class|scale|PS))?\s*(?i:of|was|is|:|=)?\s*"
+        rf"\b(?i:{_alt(_SCORE_NAMES)})(?i: (?:score|class|scale|PS))?\s*(?:(?i:of|was|is|:|=)\s*)?"
         rf"(?:[-+]?\d{{1,3}}%?|[ABC])(?![\w]){_NOT_A_SCORE}"
     ), _lower(_SCORE_NAMES), True),
     SyntaxPattern("score", re.compile(r"RADS(?:\s*category)?\s*[0-6][ABCabc]?\b"), ("RADS",)),
@@ -196,7 +196,7 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
         r"\b[pcy]?T(?:[0-4][a-d]?|is|x)\s?N(?:[0-3][a-c]?|x)\s?M(?:[01][a-c]?|x)\b"
     ), ("N0", "N1", "N2", "N3", "Nx")),
     SyntaxPattern("score", re.compile(
-        r"\b[Pp]ain(?: score| level)?\s*(?:of|:|=|is|was)?\s*\d{1,2}\s*/\s*10\b|"
+        r"\b[Pp]ain(?: score| level)?\s*(?:(?:of|:|=|is|was)\s*)?\d{1,2}\s*/\s*10\b|"
         r"(?<![\d/])\d{1,2}\s*/\s*10\s+(?:pain|on (?:the )?pain scale)\b"
     ), ("ain",)),
     SyntaxPattern("score", re.compile(
@@ -214,11 +214,11 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
     SyntaxPattern("score", re.compile(
         r"\b(?:A\s?&\s?O|AAO|AO|A/O|[Aa]lert and oriented|[Oo]riented)\s*x\s*[1-4]\b"
     ), ("O", "oriented")),
-    SyntaxPattern("score", re.compile(r"\b(?:MMSE|MoCA|SLUMS)\s*(?:of|:|=)?\s*\d{1,2}\s*/\s*30\b"),
+    SyntaxPattern("score", re.compile(r"\b(?:MMSE|MoCA|SLUMS)\s*(?:(?:of|:|=)\s*)?\d{1,2}\s*/\s*30\b"),
                   ("MMSE", "MoCA", "SLUMS")),
     SyntaxPattern("ratio", re.compile(
         r"\b(?:I:E|FEV1/FVC|P/F|BUN/Cr|CD4/CD8|E/A|E/e'|A/G|AST/ALT|ALT/AST|LDL/HDL|UPCR|UACR|PaO2/FiO2)"
-        r"(?: ratio)?\s*(?:of|:|=|is|was)?\s*\d+(?:\.\d+)?(?::\d+(?:\.\d+)?)?%?"
+        r"(?: ratio)?\s*(?:(?:of|:|=|is|was)\s*)?\d+(?:\.\d+)?(?::\d+(?:\.\d+)?)?%?"
     ), ("I:E", "/", "UPCR", "UACR")),
     SyntaxPattern("ratio", re.compile(r"(?<![\d:])1:(?:\d{3,6})\b|\b[Tt]iters?\s*(?:of\s*)?1:\d{1,6}\b"), ("1:",)),
     SyntaxPattern("frequency", re.compile(
@@ -249,17 +249,17 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
         rf"(?:\s?(?:-|to|until)\s?{_HOUR}\s?{_MERIDIEM})?"
     ), ("am", "pm", "a.m", "p.m"), True),
     SyntaxPattern("lab", re.compile(
-        rf"\b(?:{_alt(_LAB_NAMES)})(?: level)?\s*(?:of|was|is|:|=|-)?\s*[<>\u2264\u2265]?\s*(?<!\d)\d{{1,4}}"
+        rf"\b(?:{_alt(_LAB_NAMES)})(?: level)?\s*(?:(?:of|was|is|:|=|-)\s*)?(?:[<>\u2264\u2265]\s*)?(?<!\d)\d{{1,4}}"
         rf"(?:\.\d+)?(?!\d)(?:[ \t]*%|[ \t]?{_UNIT}{_PER})?{_UNIT_END}"
     ), _DIGITS),
     # potassium alone: one letter, so only values a potassium can have ("K 4.1", not "K 1421")
-    SyntaxPattern("lab", re.compile(r"\bK\s*(?:of|was|is|:|=)?\s*[<>]?\s*[1-9](?:\.\d{1,2})?(?!\.?\d)"), ("K",)),
+    SyntaxPattern("lab", re.compile(r"\bK\s*(?:(?:of|was|is|:|=)\s*)?(?:[<>]\s*)?[1-9](?:\.\d{1,2})?(?!\.?\d)"), ("K",)),
     SyntaxPattern("vertebra", re.compile(
         rf"\b{_LEVEL}\s*-\s*(?:{_LEVEL}|1[0-2]|[1-9])(?![\w-])|"
         rf"\b{_LEVEL}(?=\s*(?:vertebra|level|radiculopathy|nerve root|root|dermatome|fracture|disc|disk|"
         r"body|spinous|pedicle|lamina|foramen|compression|burst))"
     ), ("C", "T", "L", "S")),
-    SyntaxPattern("exam", re.compile(r"\bS[1-4](?:\s*(?:,|/|and|&)?\s*S[1-4])+\b"), ("S1", "S2", "S3", "S4")),
+    SyntaxPattern("exam", re.compile(r"\bS[1-4](?:\s*(?:(?:,|/|and|&)\s*)?S[1-4])+\b"), ("S1", "S2", "S3", "S4")),
     SyntaxPattern("drug-code", re.compile(
         rf"\b(?:(?:{_alt(_DRUG_CODE_PREFIXES)})-?\d{{3,8}}|(?:FK|RU|MK|PF|LY|DS)-\d{{3,8}})[A-Za-z]?\b"
     ), (*_DRUG_CODE_PREFIXES, "FK", "RU", "MK", "PF", "LY", "DS")),
