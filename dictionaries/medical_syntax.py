@@ -200,7 +200,7 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
         r"(?<![\d/])\d{1,2}\s*/\s*10\s+(?:pain|on (?:the )?pain scale)\b"
     ), ("ain",)),
     SyntaxPattern("score", re.compile(
-        r"\b(?:[Ss]trength|[Mm]otor|[Gg]rip)\s*(?:is|of|:)?\s*[0-5][+-]?\s*/\s*5\b|"
+        r"\b(?:[Ss]trength|[Mm]otor|[Gg]rip)\s*(?:(?:is|of|:)\s*)?[0-5][+-]?\s*/\s*5\b|"
         r"(?<![\d/])[0-5][+-]?\s*/\s*5\s+(?:strength|motor|bilaterally|throughout|in (?:all|bilateral|upper|lower))"
     ), ("trength", "otor", "rip", "bilaterally", "throughout", " in ")),
     SyntaxPattern("score", re.compile(
@@ -209,7 +209,7 @@ SYNTAX_PATTERNS: tuple[SyntaxPattern, ...] = (
     ), ("systolic", "diastolic", "SEM", "murmur", "rade")),
     SyntaxPattern("score", re.compile(
         r"(?<![\w+])[0-4]\+\s*(?:pitting\s+|non-?pitting\s+)?(?:edema|pulses?|reflexes|DTRs?|protein|ketones|"
-        r"blood|bacteria|LE|glucose)\b|\bDTRs?\s*(?:are|:)?\s*[0-4]\+"
+        r"blood|bacteria|LE|glucose)\b|\bDTRs?\s*(?:(?:are|:)\s*)?[0-4]\+"
     ), ("+",)),
     SyntaxPattern("score", re.compile(
         r"\b(?:A\s?&\s?O|AAO|AO|A/O|[Aa]lert and oriented|[Oo]riented)\s*x\s*[1-4]\b"
