@@ -408,6 +408,10 @@ FORM_FIELD_LABELS = RECORD_LABELS | frozenset(
     "cognome sesso "
     "sobrenome apelido morada "
     "voornaam achternaam geslacht".split())
+#: labels of more than one word, or written with a hyphen ("Correo electrónico:", "E-mail:", "Fecha de nacimiento:")
+FORM_FIELD_PHRASES = ("e-mail", "correo electrónico", "correo electronico", "fecha de nacimiento", "lugar de nacimiento",
+                      "país de nacimiento", "pais de nacimiento", "date of birth", "first name", "last name",
+                      "given name", "family name", "adresse e-mail", "indirizzo e-mail")
 #: a form's sex field and its values that name a sex ("Sexo: H", "Sex: F", "Geschlecht: weiblich"): not an identifier
 SEX_FIELD_LABELS = frozenset("sex gender sexo género genero geschlecht sexe sesso geslacht".split())
 SEX_VALUES = frozenset("h m f v w male female man woman hombre varón varon mujer masculino femenino männlich maennlich "

@@ -150,7 +150,9 @@ _DATE_MATERIAL = re.compile(r"\d|(?i:\b(?:" + "|".join(map(re.escape, sorted(CAL
 _PLACE_EDGE_TOKEN = re.compile(r"\S+")
 #: a form's field label at a span's start (a colon after it, or a dash or slash glued to the value: "nhc-739146"),
 #: and at its end (a colon after it in the text: "Rosa Jiménez NºCol: 28 28")
-_LEADING_LABEL = re.compile(r"[^\w]*(?P<w>[^\W\d_]+)[ \t]*(?::|[-/](?=\w))[ \t]*")
+_LEADING_LABEL = re.compile(
+    r"[^\w]*(?P<w>(?i:" + "|".join(re.escape(p) for p in sorted(vocab.FORM_FIELD_PHRASES, key=len, reverse=True))
+    + r")(?![^\W\d_])|[^\W\d_]+)[ \t]*(?::|[-/](?=\w))[ \t]*")
 _TRAILING_LABEL = re.compile(r"(?<![^\W\d_])(?P<w>[^\W\d_]+)[^\w]*\Z")  # a word's start: linear time
 _LABEL_END = re.compile(r"[ \t]*:")
 #: "Sexo:", "Sex -" right before a value
@@ -253,8 +255,13 @@ def field_label_parts(start: int, end: int, text: str) -> tuple[int, int]:
     De Miguel", "nhc-739146", "Rosa Jiménez NºCol: 28 28"). An empty range (``start, start``) when the span holds
     nothing but labels; the span itself when nothing is cut."""
     a, b = start, end
-    while (m := _LEADING_LABEL.match(text, a, b)) and m.group("w").lower() in vocab.FORM_FIELD_LABELS:
+    # read past the span's end: a candidate inside a label ("[E]-mail:", "[Correo] electrónico:") is no identifier
+    while (m := _LEADING_LABEL.match(text, a, min(len(text), b + 24))) and _is_label(m.group("w")):
+        if m.start("w") >= b:
+            break
         a = m.end()
+        if a >= b:
+            return start, start
     while ((m := _TRAILING_LABEL.search(text, a, b)) and m.group("w").lower() in vocab.FORM_FIELD_LABELS
            and _LABEL_END.match(text, m.end("w"))):
         b = m.start("w")
@@ -264,6 +271,11 @@ def field_label_parts(start: int, end: int, text: str) -> tuple[int, int]:
     while b > a and not text[b - 1].isalnum() and text[b - 1] not in ".)'\u2019":
         b -= 1
     return (a, b) if b > a and any(c.isalnum() for c in text[a:b]) else (start, start)
+
+
+def _is_label(word: str) -> bool:
+    w = word.lower()
+    return w in vocab.FORM_FIELD_LABELS or w in vocab.FORM_FIELD_PHRASES
 
 
 def sex_field_value(start: int, end: int, text: str) -> bool:

@@ -494,6 +494,12 @@ def test_when_span_repeats_the_message_name_then_its_edges_are_cut_but_never_a_m
         ("Patient: Anna Becker\nVorname: Anna", "Vorname: Anna", "NAME", ["Anna"], ["Vorname:"]),
         # only labels: dropped whole
         ("Nombre:  Pedro.\nApellidos: De Miguel Rivera.", "Apellidos", "NAME", [], ["Apellidos"]),
+        # a candidate inside a label of two words or with a hyphen: dropped; the label before a value: cut off
+        ("13002 Ciudad Real. Correo electrónico: jortegacar@gmail.com", "Correo", "NAME", [], ["Correo"]),
+        ("33006, Oviedo E-mail: galatinog@hotmail.com", "E", "LOCATION", [], ["E"]),
+        ("Fecha de nacimiento: 21/07/1939.", "Fecha de nacimiento: 21/07/1939", "DATE", ["21/07/1939"],
+         ["Fecha de nacimiento:"]),
+        ("Sent to E. Smith-Jones: today", "E. Smith-Jones", "NAME", ["E. Smith-Jones"], []),
         # a sex field's value names a sex, no one
         ("Edad: 53 años Sexo: H.\nFecha de Ingreso: 13/06/2016.", "H.", "NAME", [], ["H."]),
         ("Age: 61 Sex: F Admitted: 3/14", "F", "NAME", [], ["F"]),
