@@ -8,7 +8,7 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
 
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
-    # seed_ensemble, ner_noise, token_weights, spelling, section, relative_scores, design_weight_40
+    # seed_ensemble, ner_noise, token_weights, spelling, section, relative_scores, design_weight_40, other_zipf
     # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
     # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
     .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
@@ -48,6 +48,8 @@ Trials:
   "SOCIAL:", "A/P:"; ``SECTION_KINDS``), and one for none.
 - ``design_weight_40``: the PhysioNet design notes' rows at weight 40 instead of 20 (chosen when presidio_synth_v2
   recall had no margin over its 0.92; it has some now).
+- ``other_zipf``: the candidate's words' frequency in Spanish, German, French, Italian, Portuguese and Dutch
+  (highest, lowest, highest less English), for the foreign sentence-initial nouns the English frequencies miss.
 - ``relative_scores``: the candidate's NER score beside the note's other NER spans (its rank among them, its ratio
   to the best of its label, the note's median, how many score 0.5 or more); run behind three NER draws.
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
@@ -349,6 +351,34 @@ def seed_ensemble(size: int = 4) -> Iterator[None]:
         T.fit, T.predict = old_fit, old_predict
 
 
+OTHER_ZIPF_NAMES = ("other_zipf_max", "other_zipf_min", "other_minus_english")
+_OTHER_LANGS = ("es", "de", "fr", "it", "pt", "nl")
+
+
+@functools.cache
+def _other_zipf(word: str) -> tuple[float, float]:
+    """(the highest Zipf frequency of ``word`` in Spanish, German, French, Italian, Portuguese, Dutch; in English)."""
+    from wordfreq import zipf_frequency
+
+    return max(zipf_frequency(word, lang) for lang in _OTHER_LANGS), zipf_frequency(word, "en")
+
+
+def other_language_zipf(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    """How frequent the candidate's words are in the other languages the patterns read (``other_zipf``): the model
+    reads English frequencies only, so "Varón", "Paciente", "Mujer" at a Spanish sentence's start look like names.
+    The highest and lowest over its words of two letters or more, and the highest less its English frequency."""
+    out = []
+    for i in idx:
+        s = note.spans[i]
+        words = [w.lower() for w in _ALPHA.findall(note.text, s.start, s.end) if len(w) >= 2]
+        if not words:
+            out.append([-1.0, -1.0, 0.0])
+            continue
+        z = [_other_zipf(w) for w in words]
+        out.append([max(o for o, _ in z), min(o for o, _ in z), max(o - e for o, e in z)])
+    return out
+
+
 #: the weight of the PhysioNet design notes' rows (the shipped 20; ``design_weight_40`` patches it)
 DESIGN_WEIGHT: dict[str, float] = {"weight": 20.0}
 
@@ -436,6 +466,7 @@ TRIALS: dict[str, Trial] = {
     "section": Trial(extra=sections, extra_names=SECTION_NAMES),
     "relative_scores": Trial(extra=relative_scores, extra_names=RELATIVE_NAMES),
     "design_weight_40": Trial(patch=functools.partial(design_weight, 40.0)),
+    "other_zipf": Trial(extra=other_language_zipf, extra_names=OTHER_ZIPF_NAMES),
 }
 
 

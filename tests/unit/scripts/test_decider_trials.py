@@ -182,3 +182,13 @@ def test_when_the_relative_scores_trial_reads_a_note_then_each_ner_score_is_read
     assert rows[2] == [0.0, 0.0, 0.3, 1.0]  # no NER span on it: score 0, below every NER score
     assert rows[3] == [pytest.approx(1 / 3), 1.0, 0.3, 1.0]
     assert len(trials.RELATIVE_NAMES) == 4
+
+
+def test_when_the_other_zipf_trial_reads_a_spanish_noun_then_its_other_language_frequency_is_high() -> None:
+    text = "Informe: Varón de 64 años, visto por Zubizarreta."
+    note = _note(text, [("Varón", "NAME", "ner"), ("Zubizarreta", "NAME", "ner"), ("64", "DATE", "ner")])
+    varon, name, number = trials.other_language_zipf(note, [0, 1, 2])
+    assert varon[0] > 3.0 and varon[2] > 2.0  # a Spanish word, unknown in English
+    assert name[0] < varon[0] - 1.0  # a surname is rarer in every language
+    assert number == [-1.0, -1.0, 0.0]
+    assert len(trials.OTHER_ZIPF_NAMES) == 3
