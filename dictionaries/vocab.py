@@ -393,13 +393,13 @@ FOREIGN_TRAILING_STREET_TYPES = ("utca", "út", "útja", "tér", "tere", "körú
 #: a Spanish address's floor and door words after the house number ("4 bajo A", "3, Izq.", "esc. 2", "pta. 3")
 DOOR_WORDS = frozenset({"bajo", "entresuelo", "ático", "atico", "izq", "izqda", "izquierda", "dcha", "drcha", "derecha",
                         "der", "esc", "escalera", "pta", "puerta", "piso"})
+#: the labels of a record's fields that follow a name without a colon ("Rosalee Smith, DOB 01/15/1939", "Johnson,
+#: Ronald  MRN 4619898"): cut off a name's end in any case
+RECORD_LABELS = frozenset("dob dod doa mrn ssn acct tel fax".split())
 #: the labels of a record's or a form's fields, in the languages the patterns read (English "DOB", "MRN"; Spanish
 #: "Apellidos:", "NHC:", "NºCol:"; German "Vorname:", "Anschrift:"; French "Prénom:"; Italian "Cognome:"; Portuguese
 #: "Sobrenome:"; Dutch "Achternaam:"): a form's words, never part of the identifier written after them; one word each
 #: as a name span's words are read ("nºcol": "º" is a letter)
-#: the labels of a record's fields that follow a name without a colon ("Rosalee Smith, DOB 01/15/1939", "Johnson,
-#: Ronald  MRN 4619898"): cut off a name's end in any case
-RECORD_LABELS = frozenset("dob dod doa mrn ssn acct tel fax".split())
 FORM_FIELD_LABELS = RECORD_LABELS | frozenset(
     "name surname forename sex gender "
     "nombre apellidos apellido nhc nass cipa sexo domicilio correo nºcol colegiado "

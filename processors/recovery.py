@@ -288,6 +288,12 @@ def sex_field_value(start: int, end: int, text: str) -> bool:
     return m is not None and m.group("w").lower() in vocab.SEX_FIELD_LABELS
 
 
+def _holds_message(pieces: Sequence[Span], text: str,
+                   message: tuple[frozenset[str], frozenset[str]] | None) -> bool:
+    """One of ``pieces`` (what an edge rule would cut) repeats the message's own identifiers: not to be cut."""
+    return message is not None and any(repeats_message(p, text, *message) for p in pieces)
+
+
 def _day_part(token: str) -> bool:
     return token.lower().strip(".,;:()").replace(".", "") in _DAY_PARTS
 
@@ -528,8 +534,7 @@ class MedicalRecovery:
                             continue
                     else:
                         gaps = _gaps(span, [(a, b)], text)
-                        if not (keep and message is not None and any(repeats_message(g, text, *message)
-                                                                     for g in gaps)):
+                        if not (keep and _holds_message(gaps, text, message)):
                             cut += gaps
                             span = spans[i] = span.model_copy(update={"start": a, "end": b})
             if span.label in (Label.LOCATION, Label.ORGANIZATION):
@@ -550,7 +555,7 @@ class MedicalRecovery:
             # the span without its edges, checked again ("Dr. Lasix" -> "Lasix": a drug)
             pieces = [span.model_copy(update={"start": a, "end": b}) for a, b in parts]
             gaps = _gaps(span, parts, text)
-            if keep and message is not None and any(repeats_message(g, text, *message) for g in gaps):
+            if keep and _holds_message(gaps, text, message):
                 continue
             cut += gaps  # what was cut off, without blanks
             spans[i] = pieces[0]

@@ -386,11 +386,12 @@ DESIGN_WEIGHT: dict[str, float] = {"weight": 20.0}
 @contextlib.contextmanager
 def design_weight(weight: float) -> Iterator[None]:
     """The design notes' rows at ``weight`` for the trial's duration."""
+    before = DESIGN_WEIGHT["weight"]
     DESIGN_WEIGHT["weight"] = weight
     try:
         yield
     finally:
-        DESIGN_WEIGHT["weight"] = 20.0
+        DESIGN_WEIGHT["weight"] = before
 
 
 RELATIVE_NAMES = ("ner_rank_in_note", "ner_over_label_max", "ner_note_median", "ner_note_confident")
