@@ -544,9 +544,11 @@ def _org_patterns(t: NoteText, single: list[_Entry | None], sc: Scores, thr: flo
 
 #: heads that come first in other languages' institution names ("Hospital Universitario Virgen del Rocío", "Clínica
 #: Vistahermosa", "Complexo Hospitalario de Ourense", "Klinikum Rechts der Isar", "Hôpital Saint-Louis", "Ospedale
-#: Maggiore"): a fixed table of those languages' words, not names from any note
+#: Maggiore"; German genitives: "des Klinikums Nordstadt"): a fixed table of those languages' words, not names from any
+#: note
 _HEADS_FIRST = frozenset("""hospital hôpital hopital hospitalario hospitalar clínica clinica clinique klinik klinikum
-    krankenhaus universitätsklinikum ospedale policlinico policlínico sanatorio centro complejo complexo
+    krankenhaus universitätsklinikum klinikums krankenhauses universitätsklinikums kliniken herzzentrum herzzentrums
+    ospedale policlinico policlínico sanatorio centro complejo complexo
     fundación fundació universidad universitat universidade università universität facultad facultat faculdade
     facoltà fakultät instituto institut istituto""".split())
 #: lower-case words inside such a name ("de", "del", "la": "Centro de Salud de Arganda", "Hospital 12 de Octubre")

@@ -47,6 +47,26 @@ _FRACTION_PHRASES = (("in", "the"), ("in", "bilateral"), ("in", "upper"), ("in",
                      ("in", "ue"), ("in", "le"), ("on", "left"), ("on", "right"), ("on", "the"))
 
 
+#: German function words that are no English words (a fixed table of the language's grammar, not of any note): near a
+#: day-month written with periods ("am 12.04.") they say the text is German, where a decimal takes a comma and
+#: "12.04." can only be a date; an English note's "this am 12.4." (a lab value) has none of them.
+_GERMAN_WORDS = re.compile(r"(?<![^\W\d_])(?:und|nicht|mit|bei|beim|wurde|wurden|wird|werden|sich|auf|für|ein|eine|einer|"
+                           r"einem|einen|dem|des|der|zur|zum|vom|von|nach|auch|noch|ist|sind|seit|keine|kein|sowie|"
+                           r"bzw|über|unter|durch|zwischen|wegen|ohne|erfolgte|erfolgt|aufgrund|bisher|dass|sie|wir|"
+                           r"uns|unsere[mnrs]?|ihr|ihre[mnrs]?|uhr|bitte|heute|gestern|morgen|durchgeführt)"
+                           r"(?![^\W\d_])")
+#: German date prepositions right before a day-month ("am 12.04.", "vom 3.4. bis zum 9.4.", "seit dem 1.2.")
+_GERMAN_DATE_BEFORE = re.compile(r"(?<![^\W\d_])(?:am|vom|bis|zum|seit|ab|dem|den|bis[ \t]+zum|seit[ \t]+dem|"
+                                 r"ab[ \t]+dem)[ \t]+\Z|\d\.[ \t]*[-–][ \t]*\Z", re.IGNORECASE)
+_GERMAN_WINDOW = 160
+
+
+def _german_near(text: str, start: int, end: int, need: int) -> bool:
+    """True when ``need`` different German words (``_GERMAN_WORDS``, lower case) lie within 160 characters."""
+    found = set(_GERMAN_WORDS.findall(text, max(0, start - _GERMAN_WINDOW), min(len(text), end + _GERMAN_WINDOW)))
+    return len(found) >= need
+
+
 def _fraction_after(text: str, end: int) -> bool:
     """True when the words after "a/b" make it a fraction, grade or score."""
     if text.startswith("+", end):
@@ -161,6 +181,10 @@ class DateRecognizer(ClinicalRecognizer):
             r"(?<![\w.])(?P<mn>" + _FOREIGN_MONTH + r")(?!\w)"
             r"(?:[ \t]*(?:(?:de|del|di)[ \t]+|,[ \t]*|[-/][ \t]*)?(?P<y>" + YEAR4 + r")(?!\d))?",
             0.85, kind="foreign month", trigger_re=r"\b" + _FOREIGN_MONTH + r"\b"),
+        ClinicalPattern(  # "am 12.04.", "vom 3.4. bis 9.4.": German day-month without a year (the period after the
+            # month is the German ordinal's); a date only in German text (``_german_near``), where decimals use commas
+            "numeric d.m. (German)", r"(?<![\w.,/])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?![\w.,/-]\w|\d)" + TIME,
+            0.6, kind="dm German", trigger_re=r"\d\.\d{1,2}\.(?!\d)"),
         ClinicalPattern(  # 07/2019, 7-2019
             "numeric month/year", r"(?<![\d/.])(?<!\d-)(?P<m>\d{1,2})[/-](?P<y>" + YEAR4 + r")(?![\d/]|[.-]\d)",
             0.7, context_score=0.85, kind="my"),
@@ -233,6 +257,12 @@ class DateRecognizer(ClinicalRecognizer):
                 start = int(before.start())
             if groups.get("y") is None:
                 result = 0.75
+        elif kind == "dm German":  # after a German date preposition one German word near will do, else two
+            preposition = _GERMAN_DATE_BEFORE.search(text, max(0, start - 16), start) is not None
+            if not is_day_of_month(int(groups["m"]), int(groups["d"])) or not _german_near(
+                    text, start, end, 1 if preposition else 2):
+                return
+            result = 0.85 if preposition else pattern.score
         elif kind == "ordinal":
             if not _DATE_FOLLOW_OK.match(text, end):
                 return

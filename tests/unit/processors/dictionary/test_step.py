@@ -263,6 +263,8 @@ def test_when_at_joins_a_person_to_an_unlisted_org_then_the_org_span_starts_afte
     ("Correspondencia: Complexo Hospitalario de Ourense.", "Complexo Hospitalario de Ourense"),
     ("Ingresado en el Hospital 12 de Octubre, Madrid", "Hospital 12 de Octubre"),
     ("Verlegt ins Klinikum Rechts der Isar, München", "Klinikum Rechts der Isar"),
+    ("in der Notaufnahme des Klinikums Nordstadt vor", "Klinikums Nordstadt"),  # German genitive
+    ("Z.n. ACVB-OP im Herzzentrum Bad Oeynhausen.", "Herzzentrum Bad Oeynhausen"),
     # universities, faculties and institutes are named head first too
     ("Remitido por: Dr. X. Facultad de Odontología, Universidad de Granada. Spain", "Facultad de Odontología"),
     ("Responsable: Institut de Medicina Legal de Catalunya. Barcelona", "Institut de Medicina Legal de Catalunya"),
@@ -277,8 +279,8 @@ def test_when_an_institution_is_named_head_first_then_the_head_and_its_name_are_
 ) -> None:
     spans = detector.detect(_note(text, None))
     heads = [text[s.start:s.end] for s in spans if s.label == "ORGANIZATION"
-             and text[s.start:s.end].split()[0].lower() in ("hospital", "complexo", "klinikum", "clínica", "facultad",
-                                                             "institut")]
+             and text[s.start:s.end].split()[0].lower() in ("hospital", "complexo", "klinikum", "klinikums",
+                                                             "herzzentrum", "clínica", "facultad", "institut")]
     assert heads == ([org] if org else []), heads
 
 

@@ -3,10 +3,13 @@ are not dates."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from processors.evaluation.gold import load_gold
 from processors.regex.step import RegexDetector
 from schemas.labels import Label, Subtype
 
@@ -98,6 +101,62 @@ def test_when_ambiguous_shape_then_low_score_candidate(
     start = text.index(substring)
     dates = [s for s in detector.detect(text) if s.label == Label.DATE and s.start == start]
     assert dates and all(s.score < threshold for s in dates)
+
+
+#: German day-month dates without a year ("am 12.04."): German writes a decimal with a comma, so in German text
+#: (two German function words near) the periods make a date; a German date preposition right before it is a sure one
+GERMAN_DAY_MONTH: list[tuple[str, list[str]]] = [
+    ("Frau M. wurde am 12.04. bei uns aufgenommen und ist stabil.", ["12.04."]),
+    ("Stationär vom 3.4. bis 9.4., danach Reha und Kontrolle bei uns.", ["3.4.", "9.4."]),
+    ("Am 24.12. erfolgte die Verlegung auf die Intensivstation mit Beatmung.", ["24.12."]),
+    ("Die Drainage wurde bis zum 2.11. belassen und dann entfernt.", ["2.11."]),
+]
+
+
+@pytest.mark.parametrize(("text", "dates"), GERMAN_DAY_MONTH, ids=[t for t, _ in GERMAN_DAY_MONTH])
+def test_when_german_day_month_after_a_date_preposition_then_tagged(
+    assert_tagged: Callable[[str, list[Expected]], None], text: str, dates: list[str]
+) -> None:
+    assert_tagged(text, [(d, D, None) for d in dates])
+
+
+def test_when_german_day_month_without_a_preposition_then_tagged_less_sure(
+    detector: RegexDetector, threshold: float
+) -> None:
+    def dates(text: str) -> list[tuple[str, float]]:
+        return [(text[s.start:s.end], s.score) for s in detector.detect(text) if s.label == Label.DATE]
+
+    bare = dates("Befund 12.04.: unauffällig, Kontrolle mit Labor und Sono.")
+    after_am = dates("Befund am 12.04.: unauffällig, Kontrolle mit Labor und Sono.")
+    assert [d for d, _ in bare] == [d for d, _ in after_am] == ["12.04."]
+    assert threshold <= bare[0][1] < after_am[0][1]
+
+
+PROBES = Path(__file__).resolve().parents[3] / "data/probes"
+
+
+@pytest.mark.parametrize("name", ["german_letters.jsonl", "german_letters_fresh.jsonl"])
+def test_when_the_german_probes_hold_a_day_month_then_the_regex_step_finds_each(
+    detector: RegexDetector, threshold: float, name: str
+) -> None:
+    # the probes (sentences written for the README's German table) load as gold in our labels; every gold date of
+    # the day-month shape is a regex DATE at or above the threshold, with its exact offsets
+    gold = load_gold(PROBES / name)
+    day_months = [(g, s) for g in gold for s in g.spans
+                  if s.label == Label.DATE and re.fullmatch(r"\d{1,2}\.\d{1,2}\.", g.text[s.start:s.end])]
+    assert len(day_months) >= 4
+    for g, s in day_months:
+        found = {(d.start, d.end) for d in detector.detect(g.text) if d.label == Label.DATE and d.score >= threshold}
+        assert (s.start, s.end) in found, g.text[s.start:s.end]
+
+
+@pytest.mark.parametrize("text", [
+    "Hgb this am 12.4. K 4.0 and the pt is stable.",  # English: a lab value after "this am"
+    "Am 31.02. wurde nicht und kein Befund erhoben.",  # no 31st of February
+    "Die Version 1.2.3 ist nicht aktuell und wird ersetzt.",  # three numbers: no day-month
+])
+def test_when_no_german_day_month_then_no_date(detector: RegexDetector, text: str) -> None:
+    assert not [s for s in detector.detect(text) if s.label == Label.DATE]
 
 
 #: Fractions, scores, ranges, times, bare years and month or weekday words that are not dates.
