@@ -212,6 +212,44 @@ def oof_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def oof_mean(args: argparse.Namespace) -> int:
+    """A mean-score ensemble of several NERs' out-of-fold files at one threshold (what running every one of them
+    and averaging would give, span-wise): each span of any file scored by the mean over the files of the best
+    same-label span overlapping it (0 where a file has none); from the highest score down, spans that overlap a
+    kept one are left out; spans under the threshold are dropped."""
+    t = str(args.threshold)
+    files = [Path(f) for f in args.files]
+    draws = [read_oof(f)[1] for f in files]
+    header = {"what": "mean-score ensemble of NER out-of-fold files", "files": [str(f) for f in files],
+              "thresholds": [args.threshold], "command": " ".join(["scripts/decider_cv.py", *sys.argv[1:]])}
+    kept = 0
+    with gzip.open(args.out, "wt", encoding="utf-8", compresslevel=9) as fh:
+        fh.write(json.dumps(header) + "\n")
+        for note_id in draws[0]:
+            per_draw = [d[note_id][t] for d in draws]
+
+            def mean_score(s: Mapping[str, Any], per_draw: list[Any] = per_draw) -> float:
+                return sum(max((x["score"] for x in spans if x["label"] == s["label"]
+                                and x["start"] < s["end"] and s["start"] < x["end"]), default=0.0)
+                           for spans in per_draw) / len(per_draw)
+
+            candidates: dict[tuple[int, int, str], dict[str, Any]] = {}
+            for spans in per_draw:
+                for s in spans:
+                    key = (s["start"], s["end"], s["label"])
+                    if key not in candidates:
+                        candidates[key] = {**s, "score": round(mean_score(s), 5)}
+            chosen: list[dict[str, Any]] = []
+            for s in sorted(candidates.values(), key=lambda s: (-s["score"], s["start"])):
+                if s["score"] >= args.threshold and not any(c["start"] < s["end"] and s["start"] < c["end"]
+                                                            for c in chosen):
+                    chosen.append(s)
+            kept += len(chosen)
+            fh.write(json.dumps({"id": note_id, "spans": {t: sorted(chosen, key=lambda s: s["start"])}}) + "\n")
+    print(json.dumps({"out": str(args.out), "spans": kept}))
+    return 0
+
+
 def stored_at(threshold: float) -> dict[str, list[dict[str, Any]]]:
     header, rows = read_oof()
     key = str(threshold)
@@ -800,6 +838,10 @@ def main() -> int:
     sc.add_argument("--thresholds", default="0.08,0.03,0.005")
     sc.add_argument("--union", action="store_true", help="also the spans of all the files together")
     sc.add_argument("-o", "--output", default=None)
+    om = sub.add_parser("oof-mean", help="a mean-score ensemble of several NERs' out-of-fold files")
+    om.add_argument("files", nargs="+")
+    om.add_argument("--threshold", type=float, default=0.005)
+    om.add_argument("--out", required=True)
     t = sub.add_parser("train")
     t.add_argument("--ner-threshold", type=float, default=None)
     t.add_argument("--target-recall", type=float, default=0.975)
@@ -853,7 +895,8 @@ def main() -> int:
     OVERRIDE.update(oof=getattr(args, "oof", None), ner_model=getattr(args, "ner_model", None),
                     fp32=getattr(args, "fp32", False))
     return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate,
-            "profile": profile, "fold-ners": fold_ners, "oof-score": oof_score, "risk-cv": risk_cv}[args.cmd](args)
+            "profile": profile, "fold-ners": fold_ners, "oof-score": oof_score, "oof-mean": oof_mean,
+            "risk-cv": risk_cv}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -656,21 +656,64 @@ def cost_threshold(best: np.ndarray, phi: np.ndarray, skip: np.ndarray, mask: np
     return float(scores[i])
 
 
+def bootstrap_threshold(best: np.ndarray, phi: np.ndarray, skip: np.ndarray, mask: np.ndarray,
+                        group_of_token: np.ndarray, target: float, draws: int = 200, seed: int = 0) -> float:
+    """The median over ``draws`` bootstrap resamples of ``mask``'s patients of the highest score keeping token recall
+    >= ``target`` (each patient drawn a Poisson(1) number of times): the recall target's threshold with the steep
+    last tokens of one patient weighing as they would on average, not all or nothing."""
+    sel = mask & phi & ~skip
+    scores, groups = best[sel], group_of_token[sel]
+    order = np.argsort(-scores, kind="stable")
+    scores, groups = scores[order], groups[order]
+    _, index = np.unique(groups, return_inverse=True)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(draws):
+        w = rng.poisson(1.0, index.max() + 1)[index].astype(np.float64)
+        if w.sum() == 0:
+            continue
+        reach = np.cumsum(w) >= target * w.sum() - 1e-9
+        out.append(scores[int(np.argmax(reach))])
+    return float(np.median(out))
+
+
 RULES: tuple[tuple[str, float], ...] = (("recall", 0.97), ("recall", 0.975), ("recall", 0.98),
-                                        *(("cost", c) for c in (5.0, 8.0, 10.0, 15.0, 20.0, 30.0)))
+                                        *(("cost", c) for c in (5.0, 8.0, 10.0, 15.0, 20.0, 30.0)),
+                                        ("bootstrap", 0.975), ("bootstrap", 0.98))
 
 
 def threshold_rules(args: argparse.Namespace) -> int:
     """The shipped configuration's nested design CV with other rules for each fold's threshold (chosen, as shipped,
     on the inner folds' out-of-fold scores): recall targets, and a cost of a missed identifier token in
     false-positive tokens. Tells whether the thresholds' spread, not the ranking, costs precision."""
+    from processors.decide.features import FEATURES
     from processors.training import decider as T
 
-    table, fold_of_note, corpus_of_note, weight, choose = trial_table(None, None)
+    trial = TRIALS[args.trial]
+    if trial.more_shift or trial.fp32_rows or trial.bag or trial.token_weight:
+        raise SystemExit(f"thresholds: {args.trial} changes the rows or the model, not the columns or the code")
+    with trial.patch():
+        table, fold_of_note, corpus_of_note, weight, choose = trial_table(trial.extra, None)
+        T.FEATURES = (*FEATURES, *trial.extra_names)  # the table's columns (restored below)
+        try:
+            return _threshold_rules(args, table, fold_of_note, corpus_of_note, weight, choose)
+        finally:
+            T.FEATURES = FEATURES
+
+
+def _threshold_rules(args: argparse.Namespace, table: Any, fold_of_note: Sequence[int],
+                     corpus_of_note: Sequence[int], weight: Any, choose: Any) -> int:
+    from processors.training import decider as T
+
     cand_fold = np.asarray(fold_of_note)[np.asarray(table.note, dtype=np.int64)]
     tok_note = np.asarray(table.tokens.note_of_token, dtype=np.int64)
     tok_fold = np.asarray(fold_of_note)[tok_note]
     design = np.asarray(corpus_of_note)[tok_note] == 0
+    # each note's patient (the design notes come first, in design_gold's order; another corpus's note is its own)
+    groups = {g: i for i, g in enumerate(dict.fromkeys(g.group for g in D.design_gold()))}
+    design_groups = [groups[g.group] for g in D.design_gold()]
+    note_group = np.asarray(design_groups + [len(groups) + i for i in range(len(fold_of_note) - len(design_groups))])
+    tok_group = note_group[tok_note]
     phi, skip, _ = table.tokens.arrays()
     runs = []
     t0 = time.perf_counter()
@@ -684,8 +727,12 @@ def threshold_rules(args: argparse.Namespace) -> int:
                 rest = np.flatnonzero(cand_fold != f)
                 best_inner = T.token_max(table, inner[f][rest], rest)
                 mask = (tok_fold != f) & design
-                t = (T.choose_threshold(best_inner, phi, skip, value, mask=mask) if kind == "recall"
-                     else cost_threshold(best_inner, phi, skip, mask, value))
+                if kind == "recall":
+                    t = T.choose_threshold(best_inner, phi, skip, value, mask=mask)
+                elif kind == "bootstrap":
+                    t = bootstrap_threshold(best_inner, phi, skip, mask, tok_group, value)
+                else:
+                    t = cost_threshold(best_inner, phi, skip, mask, value)
                 held = np.flatnonzero(cand_fold == f)
                 best_f = T.token_max(table, oof[held], held)
                 nested[tok_fold == f] = np.where(best_f[tok_fold == f] >= t, np.inf, -np.inf)
@@ -695,8 +742,9 @@ def threshold_rules(args: argparse.Namespace) -> int:
             runs.append(r)
             print(json.dumps(r), flush=True)
     out = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
-    out["threshold_rules"] = {"date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
-                              "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]), "runs": runs}
+    out[args.name or "threshold_rules"] = {"date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
+                              "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]),
+                              **({"ner": other_ner()} if D.OVERRIDE["oof"] else {}), "runs": runs}
     Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
@@ -784,6 +832,8 @@ def main() -> int:
                    help="ner_noise: the out-of-fold file of the second rows (default: the float32 path's; e.g. fold "
                         "models of another training seed)")
     tr = sub.add_parser("thresholds")
+    tr.add_argument("--trial", choices=sorted(TRIALS), default="baseline",
+                    help="a trial of added columns or patched code (default: the shipped configuration)")
     tr.add_argument("--seeds", default="13,1,2,3", help="LightGBM seeds (13: the shipped one)")
     tr.add_argument("-o", "--output", default=str(RESULTS))
     ls = sub.add_parser("lockbox-seeds")
@@ -793,7 +843,7 @@ def main() -> int:
     lb = sub.add_parser("lockbox")
     lb.add_argument("--trial", choices=sorted(TRIALS), required=True)
     lb.add_argument("-o", "--output", default=str(D.RESULTS / "decider_trial_abbreviations_quality.json"))
-    for p in (c, ls):
+    for p in (c, ls, tr):
         p.add_argument("--name", default=None, help="the key of the run in the output (default: the trial's name)")
         p.add_argument("--oof", type=Path, default=None,
                        help="another NER's out-of-fold file of the design notes (default: the shipped recipe's)")

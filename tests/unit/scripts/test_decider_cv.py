@@ -72,6 +72,21 @@ def test_when_two_ners_out_of_fold_files_are_scored_then_their_union_finds_what_
     assert got["union"]["0.005"] == {"precision": 0.5, "recall": 0.5, "fp": 1, "fn": 1}
 
 
+def test_when_ners_out_of_fold_files_are_averaged_then_each_span_scores_the_mean_of_the_best_overlaps(
+        tmp_path: Path) -> None:
+    import argparse
+
+    one = _oof(tmp_path / "one.jsonl.gz", {"a": {"0.005": [_ner(0, 5, 0.9), _ner(10, 14, 0.006)]}})
+    two = _oof(tmp_path / "two.jsonl.gz", {"a": {"0.005": [_ner(0, 8, 0.6), _ner(20, 24, 0.3)]}})
+    out = tmp_path / "mean.jsonl.gz"
+    assert cv.oof_mean(argparse.Namespace(files=[str(one), str(two)], threshold=0.005, out=str(out))) == 0
+    header, rows = cv.read_oof(out)
+    assert header["thresholds"] == [0.005]
+    # (0, 5) and (0, 8) overlap: both score (0.9 + 0.6) / 2, the first file's of the tie is kept, the other left
+    # out; a span one file alone found scores half its score, and under the threshold it is dropped (0.006 / 2)
+    assert [(s["start"], s["end"], s["score"]) for s in rows["a"]["0.005"]] == [(0, 5, 0.75), (20, 24, 0.15)]
+
+
 def test_when_rules_are_ablated_over_seeds_then_each_cell_is_the_rule_off_against_all_on_and_then_their_mean() -> None:
     def run(fp: int, fn: int) -> dict[str, Any]:
         return {"lockbox": {"fp": fp, "fn": fn}, "seconds": 1.0}

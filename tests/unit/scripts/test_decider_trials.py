@@ -84,6 +84,30 @@ def test_when_a_missed_token_costs_more_than_the_false_positives_below_it_then_t
     assert trials.cost_threshold(best, phi, skip, np.array([True, True, True, True, False, True, True]), 3.0) == 0.8
 
 
+def test_when_the_threshold_is_bootstrapped_over_patients_then_it_is_the_median_of_the_resamples_thresholds() -> None:
+    import numpy as np
+
+    # four patients' identifier tokens (and one word): the recall target's threshold moves with who is drawn
+    best = np.array([0.9, 0.8, 0.6, 0.5, 0.05, 0.7])
+    phi = np.array([True, True, True, True, True, False])
+    skip = np.zeros(6, dtype=bool)
+    group = np.array([0, 0, 1, 2, 3, 1])
+    mask = np.ones(6, dtype=bool)
+    # with every patient once, recall 0.8 keeps 4 of 5: the fourth best score
+    rng = np.random.default_rng(7)
+    draws = []
+    for _ in range(200):
+        w = rng.poisson(1.0, 4)[group[phi]].astype(float)
+        if w.sum():
+            reach = np.cumsum(w[np.argsort(-best[phi], kind="stable")]) >= 0.8 * w.sum() - 1e-9
+            draws.append(np.sort(best[phi])[::-1][np.argmax(reach)])
+    assert trials.bootstrap_threshold(best, phi, skip, mask, group, 0.8, seed=7) == float(np.median(draws))
+    # a score the patient that holds it is not always drawn with: the median lies above the lone low token
+    assert trials.bootstrap_threshold(best, phi, skip, mask, group, 0.8, seed=7) > 0.05
+    # the word (phi False) and tokens outside the mask never set it
+    assert trials.bootstrap_threshold(best, phi, skip, np.array([1, 1, 1, 1, 0, 1], bool), group, 1.0) == 0.5
+
+
 def test_when_the_seed_ensemble_is_patched_in_then_a_model_is_four_seeds_averaged_and_the_fit_is_restored() -> None:
     import numpy as np
 
