@@ -418,6 +418,12 @@ SEX_VALUES = frozenset("h m f v w male female man woman hombre varón varon muje
                        "weiblich homme femme masculin féminin feminin maschio femmina maschile femminile".split())
 #: a hospital's units, written after its name ("GH ED", "VAMC ICU", "Mercy ER"): no part of the name
 HOSPITAL_UNITS = frozenset("ed er icu micu sicu ccu cvicu csru nicu picu pacu tcu".split())
+#: the head of a hospital's department in the other languages the patterns read ("Servicio de Urología", "Servei de
+#: Cardiologia", "Unidad de Cuidados Intensivos", "Departamento de Medicina", "Abteilung für Innere Medizin"; the
+#: English "Service" and "Section" are surnames and words too, and are left out): a fixed table of the languages'
+#: words; after a person's name it starts the department's, which is no part of the person's
+DEPARTMENT_HEADS = frozenset("servicio servei serviço servizio unidad unitat unidade unité unità departamento "
+                             "departament département dipartimento abteilung sección secció secção cátedra".split())
 #: the words of a military address's first line ("PSC 0413, Box 8144", "Unit 4719 Box 7394", "USNS Saibara")
 MILITARY_ADDRESS_WORDS = ("psc", "cmr", "unit", "box", "usns", "usnv", "uss", "uscgc")
 

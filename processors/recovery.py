@@ -117,6 +117,8 @@ _FIELD_LABELS = vocab.RECORD_LABELS
 _DOTTED_CREDENTIAL = re.compile(r"[\s,]+([A-Za-z]{1,2}(?:\.[A-Za-z]{1,2}){0,2}\.*)\s*\Z")
 _DOTTED_READ_ON = re.compile(r"[A-Za-z.]{0,6}")  # matches at any position (possibly empty)
 _NAME_JOINERS = frozenset({"and", "&", "or"})
+#: the word that links a department's head to its speciality ("Servicio de", "Servei d'", "Abteilung für")
+_DEPARTMENT_LINKS = frozenset({"de", "del", "d", "di", "da", "do", "für"})
 #: a name span right after "Word, " is the end of a list or a firm's name; one before a number on its line is a street
 _LIST_BEFORE = re.compile(r",[ \t]*\Z")
 _NUMBER_AFTER = re.compile(r"[^\n,.;:!?\d]{0,16}\d+(?![\d.:/])")  # a house number, not "K 3.1" or "at 10:30"
@@ -414,6 +416,12 @@ def name_parts(span: Span, text: str) -> tuple[int, int]:
                           or (key == "s" and text[g[0][0] - 1:g[0][0]] in ("'", "\u2019"))):  # "DR'[S] Kerr"
         g = g[1:]
     capitalised = g[0][2][:1].isupper()
+    # a department's head after the name, its complement outside the span ("Jorge Planelles Gómez [Servicio de]"):
+    # what follows is the department's ("Servicio de Urología"), a span that runs on into it is left whole
+    if len(g) > 2 and edge_key(g[-1][2]) in _DEPARTMENT_LINKS and edge_key(g[-2][2]) in vocab.DEPARTMENT_HEADS:
+        g = g[:-2]
+    elif len(g) > 1 and edge_key(g[-1][2]) in vocab.DEPARTMENT_HEADS:
+        g = g[:-1]
     n = len(g)
     while len(g) > 1 and (_after_name(g[-1][2], caps_line, capitalised)
                           or (len(g) < n and edge_key(g[-1][2]) in _NAME_JOINERS)):  # "Kearns paged and aware"

@@ -217,6 +217,15 @@ def test_when_coverage_is_checked_then_only_trivial_leftovers_are_allowed(
         ("Re: Rosalee Smith, DOB 01/15/1939", "Rosalee Smith, DOB", "Rosalee Smith", [", DOB"]),
         ("Johnson, Ronald  MRN MR4619898", "Johnson, Ronald  MRN", "Johnson, Ronald", ["MRN"]),
         ("PT: JOHN SMITH DOB 3/4/51", "JOHN SMITH DOB", "JOHN SMITH", ["DOB"]),
+        # a department's head after the name, its speciality outside the span; a span that runs on into the
+        # department's name is left whole (a hospital may follow it)
+        ("Dr. Jorge Planelles Gómez Servicio de Urología", "Jorge Planelles Gómez Servicio de", "Jorge Planelles Gómez",
+         ["Servicio de"]),
+        ("Dr. Alfonso Vidal Casariego Unidad de Nutrición", "Alfonso Vidal Casariego Unidad", "Alfonso Vidal Casariego",
+         ["Unidad"]),
+        ("Dr. Ramón Saiz Servicio de Radiología Clínica Universidad", "Ramón Saiz Servicio de Radiología Clínica",
+         "Ramón Saiz Servicio de Radiología Clínica", []),
+        ("Consultar con Servicio de Urología", "Servicio", "Servicio", []),  # one word: the model decides it
     ],
 )
 def test_when_name_span_has_words_beside_the_name_then_they_are_cut_off(
