@@ -424,6 +424,10 @@ HOSPITAL_UNITS = frozenset("ed er icu micu sicu ccu cvicu csru nicu picu pacu tc
 #: words; after a person's name it starts the department's, which is no part of the person's
 DEPARTMENT_HEADS = frozenset("servicio servei serviço servizio unidad unitat unidade unité unità departamento "
                              "departament département dipartimento abteilung sección secció secção cátedra".split())
+#: the head of a whole hospital's name in those languages ("Hospital Universitario Central de Asturias", "Complejo
+#: Hospitalario de Ourense", "Klinikum Nordstadt"); a department's name before it is no part of it
+HOSPITAL_HEADS = frozenset("hospital hôpital hopital ospedale krankenhaus klinikum universitätsklinikum complejo "
+                           "complexo policlínico policlinico sanatorio".split())
 #: the words of a military address's first line ("PSC 0413, Box 8144", "Unit 4719 Box 7394", "USNS Saibara")
 MILITARY_ADDRESS_WORDS = ("psc", "cmr", "unit", "box", "usns", "usnv", "uss", "uscgc")
 

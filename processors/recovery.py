@@ -10,11 +10,12 @@ Everything else the rule rounds of issue 10 knew (measurements, jargon, numbers 
 headings, ...) is evidence for the decision stage, not a hard drop: ``processors.decide.cues``.
 
 Edges that are no identifier are cut off a span that stays (the words cut off go to ``note.dropped``): titles,
-credentials and words after a name ("Drs' Ballou", "DR MANNING AWARE", ``use_name_edges``), and a ward or floor
+credentials and words after a name ("Drs' Ballou", "DR MANNING AWARE", a department's head: "Jorge Planelles Gómez
+Servicio de", ``use_name_edges``), and a ward or floor
 number after a unit's name in a line that moves the patient ("transfer to QUARTERMAIN 2", ``use_ward_numbers``),
 a part of the day written as a word beside a date ("8/27 pm", ``use_date_edges``), what a phone span holds past a
-line break (``use_phone_edges``) and a place's last word that is a preposition or "or" ("BALTIMORE REHAB OR",
-``use_place_edges``). What is left of a span is checked again against the medical terms.
+line break (``use_phone_edges``) and a place's last word that is a preposition or "or" ("BALTIMORE REHAB OR") or a
+department's name before a hospital's ("Servicio de Nefrología, Hospital ...", ``use_place_edges``). What is left of a span is checked again against the medical terms.
 
 Never dropped or cut: spans from a protected source (``span.source`` may be ``"a+b"`` after merges), spans with an
 identifier shape (phone, email, URL, IP, SSN, ZIP), spans preceded by a title or followed by a credential ("Dr.
@@ -119,6 +120,10 @@ _DOTTED_READ_ON = re.compile(r"[A-Za-z.]{0,6}")  # matches at any position (poss
 _NAME_JOINERS = frozenset({"and", "&", "or"})
 #: the word that links a department's head to its speciality ("Servicio de", "Servei d'", "Abteilung für")
 _DEPARTMENT_LINKS = frozenset({"de", "del", "d", "di", "da", "do", "für"})
+#: a speciality's name after a department's "de" in Spanish (and Catalan, Portuguese, Italian): "Urología",
+#: "Pediatria", "Cirugía", "Medicina", "Urgencias"; not a surname's "de Armas"
+_SPECIALTY = re.compile(r"[A-ZÁÉÍÓÚ]\w*[ií]a|Medicina|Urgencias")
+_WORD = re.compile(r"[^\W_]+")
 #: a name span right after "Word, " is the end of a list or a firm's name; one before a number on its line is a street
 _LIST_BEFORE = re.compile(r",[ \t]*\Z")
 _NUMBER_AFTER = re.compile(r"[^\n,.;:!?\d]{0,16}\d+(?![\d.:/])")  # a house number, not "K 3.1" or "at 10:30"
@@ -228,7 +233,9 @@ def _after_name(word: str, caps_line: bool, capitalised_name: bool) -> bool:
 def place_parts(start: int, end: int, text: str) -> tuple[int, int]:
     """``text[start:end]`` (a place or organisation) without a last word that is no part of a name
     (``use_place_edges``): a preposition or "or", a letter that starts "s/p", "w/", a signed number ("-11"), or one
-    of a hospital's units ("GH [ED]", "VAMC [ICU]"; not a capitalised "Ed", a name). At least one word stays."""
+    of a hospital's units ("GH [ED]", "VAMC [ICU]"; not a capitalised "Ed", a name). At least one word stays. A
+    department's name before a hospital's is cut off too (:func:`department_before`)."""
+    start = department_before(start, end, text)
     words = [(m.start(), m.end()) for m in _PLACE_EDGE_TOKEN.finditer(text, start, end)]
     while len(words) > 1:
         lo, hi = words[-1]
@@ -240,6 +247,26 @@ def place_parts(start: int, end: int, text: str) -> tuple[int, int]:
             break
         words.pop()
     return (start, words[-1][1]) if words else (start, end)
+
+
+def department_before(start: int, end: int, text: str) -> int:
+    """Where a hospital's name starts in ``text[start:end]`` when a department's name comes first ("[Servicio de
+    Nefrología,] Hospital Universitario Central de Asturias", "[de Urología] Hospital Universitario Doctor Peset"): the
+    span starts with a department's head (``vocab.DEPARTMENT_HEADS``) or with "de" and a speciality's word (one
+    ending in "-ía", "Medicina", "Urgencias"), and a capitalised hospital head (``vocab.HOSPITAL_HEADS``) follows.
+    ``start`` otherwise."""
+    words = [(m.start(), m.group()) for m in _WORD.finditer(text, start, end)]
+    if len(words) < 3:
+        return start
+    first = words[0][1]
+    if first.lower() in vocab.DEPARTMENT_HEADS and first[:1].isupper():
+        pass
+    elif not (first in _DEPARTMENT_LINKS and _SPECIALTY.fullmatch(words[1][1])):
+        return start
+    for at, w in words[2:]:
+        if w.lower() in vocab.HOSPITAL_HEADS and w[:1].isupper():
+            return at
+    return start
 
 
 def without_type_words(start: int, end: int, text: str) -> tuple[int, int]:

@@ -361,9 +361,19 @@ def test_when_use_date_edges_off_then_date_spans_keep_their_edges() -> None:
         ("She lives on the corner of Main St.", "corner of", "LOCATION", "corner of", []),
         ("The Jones, Smith and Davis firm", "Smith and", "ORGANIZATION", "Smith and", []),
         ("Seen at Oakdale for years", "Oakdale", "LOCATION", "Oakdale", []),
+        # a department's name before a hospital's: its head, or "de" and a speciality; a surname's "de" stays
+        ("Dr. Soto. Servicio de Nefrología, Hospital Universitario Central de Asturias. Oviedo",
+         "Servicio de Nefrología, Hospital Universitario Central de Asturias", "ORGANIZATION",
+         "Hospital Universitario Central de Asturias", ["Servicio de Nefrología,"]),
+        ("Servicio de Urología Hospital Universitario Doctor Peset Valencia", "de Urología Hospital Universitario Doctor "
+         "Peset", "ORGANIZATION", "Hospital Universitario Doctor Peset", ["de Urología"]),
+        ("Juan de Armas Hospital de Getafe", "de Armas Hospital de Getafe", "ORGANIZATION", "de Armas Hospital de Getafe",
+         []),
+        ("Servicio de Medicina Interna de nuestro hospital", "Servicio de Medicina Interna de nuestro hospital",
+         "ORGANIZATION", "Servicio de Medicina Interna de nuestro hospital", []),  # no hospital's name: the model's
     ],
 )
-def test_when_place_span_ends_in_a_word_of_no_name_then_it_is_cut_off(
+def test_when_place_span_has_a_word_of_no_name_at_an_edge_then_it_is_cut_off(
     recovery: MedicalRecovery, text: str, span: str, label: str, kept: str, cut: list[str]
 ) -> None:
     note = recovery.process_batch([make_note(text, [(span, label, "ner")])])[0]
