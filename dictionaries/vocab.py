@@ -424,6 +424,12 @@ HOSPITAL_UNITS = frozenset("ed er icu micu sicu ccu cvicu csru nicu picu pacu tc
 #: words; after a person's name it starts the department's, which is no part of the person's
 DEPARTMENT_HEADS = frozenset("servicio servei serviço servizio unidad unitat unidade unité unità departamento "
                              "departament département dipartimento abteilung sección secció secção cátedra".split())
+#: the articles, prepositions and conjunctions of the other languages the patterns read that are no English words
+#: (Spanish, Portuguese, Catalan, Italian, French, German, Dutch: "de", "del", "la", "y", "und", "het"): a fixed
+#: table of the languages' grammar; a name's or a place's particle ("Maria de la Cruz", "Santiago de Compostela"),
+#: but never an identifier on its own
+OTHER_FUNCTION_WORDS = frozenset("de del la las los el y da do dos das di della delle dei degli dello du des et "
+                                 "au aux und der das den dem zu zum zur im vom het een op".split())
 #: the head of a whole hospital's name in those languages ("Hospital Universitario Central de Asturias", "Complejo
 #: Hospitalario de Ourense", "Klinikum Nordstadt"); a department's name before it is no part of it
 HOSPITAL_HEADS = frozenset("hospital hôpital hopital ospedale krankenhaus klinikum universitätsklinikum complejo "

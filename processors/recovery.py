@@ -269,6 +269,32 @@ def department_before(start: int, end: int, text: str) -> int:
     return start
 
 
+_BLANKS = re.compile(r"[ \t]*")
+
+
+def lone_particles(spans: Sequence[Span], candidates: Sequence[int], text: str) -> set[int]:
+    """Of ``candidates`` (indexes into ``spans``, in text order), those made only of one lower-case particle of the
+    other languages (``vocab.OTHER_FUNCTION_WORDS``) with no span of ``spans`` beside them, only blanks between
+    (``use_lone_particles``)."""
+    out: set[int] = set()
+    order = sorted(range(len(spans)), key=lambda i: (spans[i].start, spans[i].end))
+    pos = {i: k for k, i in enumerate(order)}
+    for i in candidates:
+        s = spans[i]
+        word = text[s.start:s.end]
+        if not (word.islower() and word in vocab.OTHER_FUNCTION_WORDS):
+            continue
+        k = pos[i]
+        before = spans[order[k - 1]] if k > 0 else None
+        after = spans[order[k + 1]] if k + 1 < len(order) else None
+        if before is not None and (before.end > s.start or _BLANKS.fullmatch(text, before.end, s.start)):
+            continue
+        if after is not None and (after.start < s.end or _BLANKS.fullmatch(text, s.end, after.start)):
+            continue
+        out.add(i)
+    return out
+
+
 def without_type_words(start: int, end: int, text: str) -> tuple[int, int]:
     """``text[start:end]`` (a place or organisation) without the type words at its end ("Mercy Medical Center" ->
     "Mercy"; the ``institution_type_words`` policy); at least one word stays."""
@@ -505,6 +531,10 @@ class MedicalRecovery:
         #: Jiménez NºCol: 28 28", "nhc-739146"; ``vocab.FORM_FIELD_LABELS``, in the languages the patterns read), a
         #: candidate made only of them is dropped, and so is the value of a form's sex field ("Sexo: H", "Sex: F")
         use_field_labels: bool = True
+        #: a candidate made only of one lower-case particle of the other languages (``vocab.OTHER_FUNCTION_WORDS``:
+        #: "de", "del", "la", "y") with no other candidate beside it (only blanks between) is dropped: beside a name
+        #: or a place it is theirs ("Maria [de] la Cruz" split by the model), alone it is a sentence's word
+        use_lone_particles: bool = True
         #: policy: the type word after an institution's name ("Mercy [Medical Center]", "Memorial [Hospital]") is part
         #: of the identifier and is removed with it (the synthetic and general-English sets annotate it so; the
         #: PhysioNet annotators left it out). False cuts trailing type words off a place or organisation while a name
@@ -538,6 +568,7 @@ class MedicalRecovery:
                  else candidates.append(i))
         if not candidates and not guarded:
             return note
+        lone = lone_particles(spans, candidates, text) if self.config.use_lone_particles else set()
         cand_spans = [spans[i] for i in candidates]
         regions = windows(text, cand_spans, MAX_CHARS) if self.config.use_terms else []
         if sum(hi - lo for lo, hi in regions) > len(text) // 2:
@@ -548,10 +579,12 @@ class MedicalRecovery:
         # indexed by start: each candidate looks only at the terms and syntax on it (a scan of all of them per
         # candidate made the step quadratic on notes dense with identifiers)
         found = _Found(ByStart(matches, _bounds), ByStart(syntax, lambda x: (x[0], x[1])))
-        drop: set[int] = set()
+        drop: set[int] = set(lone)
         cut: list[Span] = []
         extra: list[Span] = []  # the second and later names of a span split at "and" ("Daughters Ruth and Naomi")
         for i in sorted((*candidates, *guarded)):
+            if i in lone:
+                continue
             span = spans[i]
             keep = i in guarded  # no medical drop for a span that repeats the message
             if not keep and self._is_medical(span, text, found):

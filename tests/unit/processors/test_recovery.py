@@ -542,3 +542,29 @@ def test_when_field_labels_are_off_then_the_labels_stay() -> None:
     note = make_note("Apellidos: Ramos Baez.\nSexo: H.", [("Apellidos: Ramos Baez", "NAME", "ner"), ("H.", "NAME", "ner")])
     (out,) = proc.process_batch([note])
     assert surfaces(out, out.spans) == ["Apellidos: Ramos Baez", "H."]
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        # a lone lower-case particle of the other languages with no candidate beside it: a sentence's word
+        ("Varón de 64 años que consulta por disuria.", [("de", "LOCATION", "ner")], ["de"]),
+        ("Tumor a nivel del lecho quirúrgico.", [("del", "LOCATION", "ner")], ["del"]),
+        # beside a name or a place it is theirs: the model split "Maria de la Cruz", "Santiago de Compostela"
+        ("Paciente: Maria de la Cruz, 45 años.", [("Maria", "NAME", "ner"), ("de", "NAME", "ner"),
+                                                  ("la Cruz", "NAME", "ner")], []),
+        ("Vive en Santiago de Compostela.", [("Santiago", "LOCATION", "ner"), ("de", "LOCATION", "ner")], []),
+        # capitalised ("Residencial El Limonar"), an English word, or more than the particle: not this rule's
+        ("Residencial El Limonar, Torremolinos", [("El", "LOCATION", "ner")], []),
+        ("Transferred to the floor.", [("the", "LOCATION", "dictionary")], []),
+    ],
+)
+def test_when_a_particle_of_another_language_stands_alone_then_it_is_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == dropped
+
+
+def test_when_use_lone_particles_off_then_a_lone_particle_stays() -> None:
+    proc = build_processor("recovery", {"use_lone_particles": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    assert dropped_surfaces(proc, "Varón de 64 años.", [("de", "LOCATION", "ner")]) == []
