@@ -430,6 +430,11 @@ DEPARTMENT_HEADS = frozenset("servicio servei serviço servizio unidad unitat un
 #: but never an identifier on its own
 OTHER_FUNCTION_WORDS = frozenset("de del la las los el y da do dos das di della delle dei degli dello du des et "
                                  "au aux und der das den dem zu zum zur im vom het een op".split())
+#: the nouns for a patient, or for a person that name a sex, of the other languages the patterns read, as a
+#: report's sentence starts ("Varón de 64 años", "Mujer de 41 años", "Paciente de 62 años", "Niña de 9 años"): a
+#: fixed table of the languages' words, none in the name lists (not "Donna", "Nina", "Hombre", "Homme"); age groups
+#: ("Lactante", "Adolescente") are left out, MEDDOCAN's annotators count them at times
+PERSON_NOUNS = frozenset("varón mujer paciente niño niña mulher uomo femme patientin mädchen".split())
 #: the head of a whole hospital's name in those languages ("Hospital Universitario Central de Asturias", "Complejo
 #: Hospitalario de Ourense", "Klinikum Nordstadt"); a department's name before it is no part of it
 HOSPITAL_HEADS = frozenset("hospital hôpital hopital ospedale krankenhaus klinikum universitätsklinikum complejo "

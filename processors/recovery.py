@@ -6,8 +6,11 @@ in the ORIGINAL text cover it (up to trivial punctuation or a possessive): a voc
 protocol", "Lasix", "NAD", "St. Jude valve") or well-formed medical syntax ("8/9" in "Apgar score 8/9", "7578395"
 in "g.7578395G>C", "0630" in "meds at 0630"). Ambiguous terms (also person names or places: "Allegra", "Foley",
 "CT") count only with medical context next to them ("Allegra 180 mg", "started on Allegra", "Foley catheter").
-Everything else the rule rounds of issue 10 knew (measurements, jargon, numbers no calendar reads, misspellings,
-headings, ...) is evidence for the decision stage, not a hard drop: ``processors.decide.cues``.
+Also dropped: a form's labels and a sex field's value ("Apellidos:", "Sexo: H", ``use_field_labels``), another
+language's particle standing alone ("de", ``use_lone_particles``) and its nouns for a patient ("Varón de",
+"Paciente", ``use_person_nouns``). Everything else the rule rounds of issue 10 knew (measurements, jargon, numbers no
+calendar reads, misspellings, headings, ...) is evidence for the decision stage, not a hard drop:
+``processors.decide.cues``.
 
 Edges that are no identifier are cut off a span that stays (the words cut off go to ``note.dropped``): titles,
 credentials and words after a name ("Drs' Ballou", "DR MANNING AWARE", a department's head: "Jorge Planelles Gómez
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -252,18 +256,19 @@ def place_parts(start: int, end: int, text: str) -> tuple[int, int]:
 def department_before(start: int, end: int, text: str) -> int:
     """Where a hospital's name starts in ``text[start:end]`` when a department's name comes first ("[Servicio de
     Nefrología,] Hospital Universitario Central de Asturias", "[de Urología] Hospital Universitario Doctor Peset"): the
-    span starts with a department's head (``vocab.DEPARTMENT_HEADS``) or with "de" and a speciality's word (one
-    ending in "-ía", "Medicina", "Urgencias"), and a capitalised hospital head (``vocab.HOSPITAL_HEADS``) follows.
+    span starts with a department's head (``vocab.DEPARTMENT_HEADS``), a speciality's word (one ending in "-ía",
+    "Medicina", "Urgencias"; no name: "María José Gómez Hospital ..." stays), or "de" and one, and a capitalised
+    hospital head (``vocab.HOSPITAL_HEADS``) follows.
     ``start`` otherwise."""
     words = [(m.start(), m.group()) for m in _WORD.finditer(text, start, end)]
-    if len(words) < 3:
+    if len(words) < 2:
         return start
     first = words[0][1]
     if first.lower() in vocab.DEPARTMENT_HEADS and first[:1].isupper():
         pass
-    elif not (first in _DEPARTMENT_LINKS and _SPECIALTY.fullmatch(words[1][1])):
+    elif not (_specialty(first) or (first in _DEPARTMENT_LINKS and _specialty(words[1][1]))):
         return start
-    for at, w in words[2:]:
+    for at, w in words[1:]:
         if w.lower() in vocab.HOSPITAL_HEADS and w[:1].isupper():
             return at
     return start
@@ -295,6 +300,23 @@ def lone_particles(spans: Sequence[Span], candidates: Sequence[int], text: str) 
     return out
 
 
+def person_nouns_only(span: Span, text: str) -> bool:
+    """``span`` is made only of the other languages' nouns for a patient or a person and lower-case particles
+    between them ("Varón", "Mujer de", "Paciente"; ``use_person_nouns``)."""
+    words = _WORD.findall(text, span.start, span.end)
+    return (bool(words) and words[0].lower() in vocab.PERSON_NOUNS
+            and all(w.lower() in vocab.PERSON_NOUNS or (w.islower() and w in vocab.OTHER_FUNCTION_WORDS)
+                    for w in words))
+
+
+def _specialty(word: str) -> bool:
+    """``word`` names a medical speciality in those languages (``_SPECIALTY``) and is no name ("María", "García")."""
+    if _SPECIALTY.fullmatch(word) is None:
+        return False
+    plain = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    return not (vocab.is_name_word(word) or vocab.is_name_word(plain))
+
+
 def without_type_words(start: int, end: int, text: str) -> tuple[int, int]:
     """``text[start:end]`` (a place or organisation) without the type words at its end ("Mercy Medical Center" ->
     "Mercy"; the ``institution_type_words`` policy); at least one word stays."""
@@ -319,6 +341,12 @@ def field_label_parts(start: int, end: int, text: str) -> tuple[int, int]:
             return start, start
     while ((m := _TRAILING_LABEL.search(text, a, b)) and m.group("w").lower() in vocab.FORM_FIELD_LABELS
            and _LABEL_END.match(text, m.end("w"))):
+        b = m.start("w")
+    # the start of a label that runs on past the span's end ("Valencia [E]-mail:", "Natalia del Valle [Correo]
+    # electrónico:"): the label's, not the value's
+    if ((m := _TRAILING_LABEL.search(text, a, b)) and m.start("w") > a
+            and (n := _LEADING_LABEL.match(text, m.start("w"), min(len(text), b + 24))) is not None
+            and n.start("w") == m.start("w") and n.end("w") > b and _is_label(n.group("w"))):
         b = m.start("w")
     if (a, b) == (start, end):
         return start, end
@@ -535,6 +563,10 @@ class MedicalRecovery:
         #: "de", "del", "la", "y") with no other candidate beside it (only blanks between) is dropped: beside a name
         #: or a place it is theirs ("Maria [de] la Cruz" split by the model), alone it is a sentence's word
         use_lone_particles: bool = True
+        #: a candidate made only of the other languages' nouns for a patient or a person (``vocab.PERSON_NOUNS``:
+        #: "Varón", "Mujer de", "Paciente"), with lower-case particles between, is dropped: a report's "Varón de 64
+        #: años" names no one
+        use_person_nouns: bool = True
         #: policy: the type word after an institution's name ("Mercy [Medical Center]", "Memorial [Hospital]") is part
         #: of the identifier and is removed with it (the synthetic and general-English sets annotate it so; the
         #: PhysioNet annotators left it out). False cuts trailing type words off a place or organisation while a name
@@ -569,6 +601,8 @@ class MedicalRecovery:
         if not candidates and not guarded:
             return note
         lone = lone_particles(spans, candidates, text) if self.config.use_lone_particles else set()
+        if self.config.use_person_nouns:
+            lone |= {i for i in candidates if person_nouns_only(spans[i], text)}
         cand_spans = [spans[i] for i in candidates]
         regions = windows(text, cand_spans, MAX_CHARS) if self.config.use_terms else []
         if sum(hi - lo for lo, hi in regions) > len(text) // 2:

@@ -638,7 +638,8 @@ def profile(args: argparse.Namespace) -> int:
 
 #: the hard rules that remain (recovery's options), each switched off in turn by ``ablate``
 HARD_RULES = ("use_terms", "use_syntax", "use_name_edges", "use_ward_numbers", "use_date_edges", "use_phone_edges",
-              "use_place_edges", "use_line_breaks", "use_field_labels", "use_lone_particles")
+              "use_place_edges", "use_line_breaks", "use_field_labels", "use_lone_particles",
+              "use_person_nouns")
 
 
 def score_stats(gold: Sequence[Any], stored: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:

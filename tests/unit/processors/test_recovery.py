@@ -371,6 +371,12 @@ def test_when_use_date_edges_off_then_date_spans_keep_their_edges() -> None:
          []),
         ("Servicio de Medicina Interna de nuestro hospital", "Servicio de Medicina Interna de nuestro hospital",
          "ORGANIZATION", "Servicio de Medicina Interna de nuestro hospital", []),  # no hospital's name: the model's
+        # a speciality's name first; not a name ending in "-ía" ("María", "García": the name lists, accents folded)
+        ("Anestesiología y Clínica de Dolor Hospital General Universitario", "Anestesiología y Clínica de Dolor "
+         "Hospital General Universitario", "ORGANIZATION", "Hospital General Universitario",
+         ["Anestesiología y Clínica de Dolor"]),
+        ("Dra. María José Gómez Maestra Hospital Universitario", "María José Gómez Maestra Hospital Universitario",
+         "ORGANIZATION", "María José Gómez Maestra Hospital Universitario", []),
     ],
 )
 def test_when_place_span_has_a_word_of_no_name_at_an_edge_then_it_is_cut_off(
@@ -519,6 +525,12 @@ def test_when_span_repeats_the_message_name_then_its_edges_are_cut_but_never_a_m
         ("Fecha de nacimiento: 21/07/1939.", "Fecha de nacimiento: 21/07/1939", "DATE", ["21/07/1939"],
          ["Fecha de nacimiento:"]),
         ("Sent to E. Smith-Jones: today", "E. Smith-Jones", "NAME", ["E. Smith-Jones"], []),
+        # the start of such a label at a candidate's end, the label running on past it: cut off
+        ("Hospital La Fe. Valencia España E-mail: x@y.es", "Valencia España E", "LOCATION", ["Valencia España"],
+         ["E"]),
+        ("Dra. Natalia del Valle González Correo electrónico: nd@x.es", "Natalia del Valle González Correo", "NAME",
+         ["Natalia del Valle González"], ["Correo"]),
+        ("Seen by Juan Pérez E. Smith today", "Juan Pérez E", "NAME", ["Juan Pérez E"], []),  # an initial
         # a sex field's value names a sex, no one
         ("Edad: 53 años Sexo: H.\nFecha de Ingreso: 13/06/2016.", "H.", "NAME", [], ["H."]),
         ("Age: 61 Sex: F Admitted: 3/14", "F", "NAME", [], ["F"]),
@@ -568,3 +580,27 @@ def test_when_a_particle_of_another_language_stands_alone_then_it_is_dropped(
 def test_when_use_lone_particles_off_then_a_lone_particle_stays() -> None:
     proc = build_processor("recovery", {"use_lone_particles": False}, BuildContext(cache_dir=vocab.cache_dir()))
     assert dropped_surfaces(proc, "Varón de 64 años.", [("de", "LOCATION", "ner")]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "specs", "dropped"),
+    [
+        # another language's noun for a patient or a sex as a report's sentence starts: no one's name
+        ("Informe clínico del paciente: Varón de 64 años que consulta.", [("Varón de", "NAME", "ner")], ["Varón de"]),
+        ("Mujer de 41 años sin antecedentes.", [("Mujer", "NAME", "ner")], ["Mujer"]),
+        ("Paciente de 62 años de edad.", [("Paciente", "LOCATION", "ner")], ["Paciente"]),
+        # a name in the lists ("Donna", "Nina"), an age group MEDDOCAN counts ("Lactante"), or more than the nouns
+        ("They had 6: Hleb, Sheila, Donna, Sherry.", [("Donna", "NAME", "ner")], []),
+        ("Lactante mujer de 12 meses.", [("Lactante", "NAME", "ner")], []),
+        ("Mujer Rosa Pérez ingresa.", [("Mujer Rosa Pérez", "NAME", "ner")], []),
+    ],
+)
+def test_when_a_candidate_is_only_nouns_for_a_patient_then_it_is_dropped(
+    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
+) -> None:
+    assert dropped_surfaces(recovery, text, specs) == dropped
+
+
+def test_when_use_person_nouns_off_then_they_stay() -> None:
+    proc = build_processor("recovery", {"use_person_nouns": False}, BuildContext(cache_dir=vocab.cache_dir()))
+    assert dropped_surfaces(proc, "Varón de 64 años.", [("Varón de", "NAME", "ner")]) == []
