@@ -124,8 +124,8 @@ _DOTTED_READ_ON = re.compile(r"[A-Za-z.]{0,6}")  # matches at any position (poss
 _NAME_JOINERS = frozenset({"and", "&", "or"})
 #: the word that links a department's head to its speciality ("Servicio de", "Servei d'", "Abteilung für")
 _DEPARTMENT_LINKS = frozenset({"de", "del", "d", "di", "da", "do", "für"})
-#: a speciality's name after a department's "de" in Spanish (and Catalan, Portuguese, Italian): "Urología",
-#: "Pediatria", "Cirugía", "Medicina", "Urgencias"; not a surname's "de Armas"
+#: a speciality's name in Spanish (and Catalan, Portuguese, Italian), first in a department's name or after its "de":
+#: "Urología", "Pediatria", "Cirugía", "Medicina", "Urgencias"; not a surname's "de Armas"
 _SPECIALTY = re.compile(r"[A-ZÁÉÍÓÚ]\w*[ií]a|Medicina|Urgencias")
 _WORD = re.compile(r"[^\W_]+")
 #: a name span right after "Word, " is the end of a list or a firm's name; one before a number on its line is a street

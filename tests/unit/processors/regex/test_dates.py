@@ -110,6 +110,8 @@ GERMAN_DAY_MONTH: list[tuple[str, list[str]]] = [
     ("Stationär vom 3.4. bis 9.4., danach Reha und Kontrolle bei uns.", ["3.4.", "9.4."]),
     ("Am 24.12. erfolgte die Verlegung auf die Intensivstation mit Beatmung.", ["24.12."]),
     ("Die Drainage wurde bis zum 2.11. belassen und dann entfernt.", ["2.11."]),
+    ("Stationär vom 12.04.-15.04. und danach Reha bei uns.", ["12.04.", "15.04."]),  # a range
+    ("Am 12.04. 2021 wurde sie bei uns aufgenommen.", ["12.04. 2021"]),  # the year after a blank joins it
 ]
 
 
