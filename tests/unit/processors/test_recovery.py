@@ -569,22 +569,6 @@ def test_when_field_labels_are_off_then_the_labels_stay() -> None:
         # capitalised ("Residencial El Limonar"), an English word, or more than the particle: not this rule's
         ("Residencial El Limonar, Torremolinos", [("El", "LOCATION", "ner")], []),
         ("Transferred to the floor.", [("the", "LOCATION", "dictionary")], []),
-    ],
-)
-def test_when_a_particle_of_another_language_stands_alone_then_it_is_dropped(
-    recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
-) -> None:
-    assert dropped_surfaces(recovery, text, specs) == dropped
-
-
-def test_when_use_lone_particles_off_then_a_lone_particle_stays() -> None:
-    proc = build_processor("recovery", {"use_lone_particles": False}, BuildContext(cache_dir=vocab.cache_dir()))
-    assert dropped_surfaces(proc, "Varón de 64 años.", [("de", "LOCATION", "ner")]) == []
-
-
-@pytest.mark.parametrize(
-    ("text", "specs", "dropped"),
-    [
         # another language's noun for a patient or a sex as a report's sentence starts: no one's name
         ("Informe clínico del paciente: Varón de 64 años que consulta.", [("Varón de", "NAME", "ner")], ["Varón de"]),
         ("Mujer de 41 años sin antecedentes.", [("Mujer", "NAME", "ner")], ["Mujer"]),
@@ -595,12 +579,13 @@ def test_when_use_lone_particles_off_then_a_lone_particle_stays() -> None:
         ("Mujer Rosa Pérez ingresa.", [("Mujer Rosa Pérez", "NAME", "ner")], []),
     ],
 )
-def test_when_a_candidate_is_only_nouns_for_a_patient_then_it_is_dropped(
+def test_when_a_candidate_is_a_lone_particle_or_only_nouns_for_a_patient_then_it_is_dropped(
     recovery: MedicalRecovery, text: str, specs: list[SpanSpec], dropped: list[str]
 ) -> None:
     assert dropped_surfaces(recovery, text, specs) == dropped
 
 
-def test_when_use_person_nouns_off_then_they_stay() -> None:
-    proc = build_processor("recovery", {"use_person_nouns": False}, BuildContext(cache_dir=vocab.cache_dir()))
-    assert dropped_surfaces(proc, "Varón de 64 años.", [("Varón de", "NAME", "ner")]) == []
+@pytest.mark.parametrize(("option", "span"), [("use_lone_particles", "de"), ("use_person_nouns", "Varón de")])
+def test_when_the_option_is_off_then_the_candidate_stays(option: str, span: str) -> None:
+    proc = build_processor("recovery", {option: False}, BuildContext(cache_dir=vocab.cache_dir()))
+    assert dropped_surfaces(proc, "Varón de 64 años.", [(span, "LOCATION", "ner")]) == []
