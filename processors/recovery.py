@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -46,7 +45,7 @@ from dictionaries.medical import (
     medical_syntax_spans,
     medical_vocabulary,
 )
-from dictionaries.text import is_all_caps, line_fact, name_context
+from dictionaries.text import fold_accents, is_all_caps, line_fact, name_context
 from processors.pipeline import BuildContext, Note, register
 from processors.shapes import (
     HAS_DIGIT,
@@ -258,15 +257,13 @@ def department_before(start: int, end: int, text: str) -> int:
     Nefrología,] Hospital Universitario Central de Asturias", "[de Urología] Hospital Universitario Doctor Peset"): the
     span starts with a department's head (``vocab.DEPARTMENT_HEADS``), a speciality's word (one ending in "-ía",
     "Medicina", "Urgencias"; no name: "María José Gómez Hospital ..." stays), or "de" and one, and a capitalised
-    hospital head (``vocab.HOSPITAL_HEADS``) follows.
-    ``start`` otherwise."""
+    hospital head (``vocab.HOSPITAL_HEADS``) follows. ``start`` otherwise."""
     words = [(m.start(), m.group()) for m in _WORD.finditer(text, start, end)]
     if len(words) < 2:
         return start
     first = words[0][1]
-    if first.lower() in vocab.DEPARTMENT_HEADS and first[:1].isupper():
-        pass
-    elif not (_specialty(first) or (first in _DEPARTMENT_LINKS and _specialty(words[1][1]))):
+    head = first[:1].isupper() and first.lower() in vocab.DEPARTMENT_HEADS
+    if not (head or _specialty(first) or (first in _DEPARTMENT_LINKS and _specialty(words[1][1]))):
         return start
     for at, w in words[1:]:
         if w.lower() in vocab.HOSPITAL_HEADS and w[:1].isupper():
@@ -278,17 +275,18 @@ _BLANKS = re.compile(r"[ \t]*")
 
 
 def lone_particles(spans: Sequence[Span], candidates: Sequence[int], text: str) -> set[int]:
-    """Of ``candidates`` (indexes into ``spans``, in text order), those made only of one lower-case particle of the
-    other languages (``vocab.OTHER_FUNCTION_WORDS``) with no span of ``spans`` beside them, only blanks between
+    """Of ``candidates`` (indexes into ``spans``), those made only of one lower-case particle of the other languages
+    (``vocab.OTHER_FUNCTION_WORDS``) with no span of ``spans`` beside them, only blanks between
     (``use_lone_particles``)."""
+    particles = [i for i in candidates if (w := text[spans[i].start:spans[i].end]).islower()
+                 and w in vocab.OTHER_FUNCTION_WORDS]
+    if not particles:  # the common case: no neighbours to look up
+        return set()
     out: set[int] = set()
     order = sorted(range(len(spans)), key=lambda i: (spans[i].start, spans[i].end))
     pos = {i: k for k, i in enumerate(order)}
-    for i in candidates:
+    for i in particles:
         s = spans[i]
-        word = text[s.start:s.end]
-        if not (word.islower() and word in vocab.OTHER_FUNCTION_WORDS):
-            continue
         k = pos[i]
         before = spans[order[k - 1]] if k > 0 else None
         after = spans[order[k + 1]] if k + 1 < len(order) else None
@@ -313,8 +311,7 @@ def _specialty(word: str) -> bool:
     """``word`` names a medical speciality in those languages (``_SPECIALTY``) and is no name ("María", "García")."""
     if _SPECIALTY.fullmatch(word) is None:
         return False
-    plain = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
-    return not (vocab.is_name_word(word) or vocab.is_name_word(plain))
+    return not (vocab.is_name_word(word) or vocab.is_name_word(fold_accents(word)))
 
 
 def without_type_words(start: int, end: int, text: str) -> tuple[int, int]:
@@ -600,9 +597,10 @@ class MedicalRecovery:
                  else candidates.append(i))
         if not candidates and not guarded:
             return note
-        lone = lone_particles(spans, candidates, text) if self.config.use_lone_particles else set()
+        # candidates dropped whole before any other rule looks at them (no edge of theirs is cut)
+        alone = lone_particles(spans, candidates, text) if self.config.use_lone_particles else set()
         if self.config.use_person_nouns:
-            lone |= {i for i in candidates if person_nouns_only(spans[i], text)}
+            alone |= {i for i in candidates if person_nouns_only(spans[i], text)}
         cand_spans = [spans[i] for i in candidates]
         regions = windows(text, cand_spans, MAX_CHARS) if self.config.use_terms else []
         if sum(hi - lo for lo, hi in regions) > len(text) // 2:
@@ -613,11 +611,11 @@ class MedicalRecovery:
         # indexed by start: each candidate looks only at the terms and syntax on it (a scan of all of them per
         # candidate made the step quadratic on notes dense with identifiers)
         found = _Found(ByStart(matches, _bounds), ByStart(syntax, lambda x: (x[0], x[1])))
-        drop: set[int] = set(lone)
+        drop: set[int] = set(alone)
         cut: list[Span] = []
         extra: list[Span] = []  # the second and later names of a span split at "and" ("Daughters Ruth and Naomi")
         for i in sorted((*candidates, *guarded)):
-            if i in lone:
+            if i in alone:
                 continue
             span = spans[i]
             keep = i in guarded  # no medical drop for a span that repeats the message

@@ -606,10 +606,30 @@ def nested_cv(table: Any, fold_of_note: Sequence[int], corpus_of_note: Sequence[
     return out
 
 
-def cv(args: argparse.Namespace) -> int:
+@contextlib.contextmanager
+def trial_columns(names: Sequence[str]) -> Iterator[None]:
+    """The training module's feature names with a trial's columns ``names`` appended, for the duration."""
     from processors.decide.features import FEATURES
     from processors.training import decider as T
 
+    T.FEATURES = (*FEATURES, *names)
+    try:
+        yield
+    finally:
+        T.FEATURES = FEATURES
+
+
+def save_run(path: str, name: str, t0: float, runs: list[dict[str, Any]], **extra: Any) -> None:
+    """Write one run (date, seconds since ``t0``, the command, the other NER if any, ``extra``, ``runs``) under
+    ``name`` into the JSON file ``path``, beside the runs already there."""
+    out = json.loads(Path(path).read_text()) if Path(path).is_file() else {}
+    out[name] = {"date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
+                 "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]),
+                 **({"ner": other_ner()} if D.OVERRIDE["oof"] else {}), **extra, "runs": runs}
+    Path(path).write_text(json.dumps(out, indent=1) + "\n")
+
+
+def cv(args: argparse.Namespace) -> int:
     trial = TRIALS[args.trial]
     seeds = [int(s) for s in args.seeds.split(",")]
     runs: list[dict[str, Any]] = []
@@ -620,10 +640,9 @@ def cv(args: argparse.Namespace) -> int:
         for kind, weight in variants or [("", None)]:
             table, fold_of_note, corpus_of_note, row_weight, choose = trial_table(
                 trial.extra, weight if kind == "shift_weight" else None, weight if kind == "fp32_weight" else None)
-            T.FEATURES = (*FEATURES, *trial.extra_names)  # the table's columns (restored below)
             if trial.token_weight:
                 row_weight = row_weight * token_weights(table)
-            try:
+            with trial_columns(trial.extra_names):
                 for seed in seeds:
                     r = nested_cv(table, fold_of_note, corpus_of_note, row_weight, choose, seed, trial.bag,
                                   fp32=max(corpus_of_note) if kind == "fp32_weight" else None)
@@ -631,15 +650,8 @@ def cv(args: argparse.Namespace) -> int:
                         r[kind] = weight
                     runs.append(r)
                     print(json.dumps(r), flush=True)
-            finally:
-                T.FEATURES = FEATURES
-    out = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
-    out[args.name or args.trial] = {
-        "date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
-        "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]),
-        **({"ner": other_ner()} if D.OVERRIDE["oof"] else {}),
-        **({"copy_oof": str(COPY_OOF["path"])} if trial.fp32_rows else {}), "runs": runs}
-    Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
+    save_run(args.output, args.name or args.trial, t0, runs,
+             **({"copy_oof": str(COPY_OOF["path"])} if trial.fp32_rows else {}))
     return 0
 
 
@@ -686,19 +698,13 @@ def threshold_rules(args: argparse.Namespace) -> int:
     """The shipped configuration's nested design CV with other rules for each fold's threshold (chosen, as shipped,
     on the inner folds' out-of-fold scores): recall targets, and a cost of a missed identifier token in
     false-positive tokens. Tells whether the thresholds' spread, not the ranking, costs precision."""
-    from processors.decide.features import FEATURES
-    from processors.training import decider as T
-
     trial = TRIALS[args.trial]
     if trial.more_shift or trial.fp32_rows or trial.bag or trial.token_weight:
         raise SystemExit(f"thresholds: {args.trial} changes the rows or the model, not the columns or the code")
     with trial.patch():
         table, fold_of_note, corpus_of_note, weight, choose = trial_table(trial.extra, None)
-        T.FEATURES = (*FEATURES, *trial.extra_names)  # the table's columns (restored below)
-        try:
+        with trial_columns(trial.extra_names):
             return _threshold_rules(args, table, fold_of_note, corpus_of_note, weight, choose)
-        finally:
-            T.FEATURES = FEATURES
 
 
 def _threshold_rules(args: argparse.Namespace, table: Any, fold_of_note: Sequence[int],
@@ -710,8 +716,9 @@ def _threshold_rules(args: argparse.Namespace, table: Any, fold_of_note: Sequenc
     tok_fold = np.asarray(fold_of_note)[tok_note]
     design = np.asarray(corpus_of_note)[tok_note] == 0
     # each note's patient (the design notes come first, in design_gold's order; another corpus's note is its own)
-    groups = {g: i for i, g in enumerate(dict.fromkeys(g.group for g in D.design_gold()))}
-    design_groups = [groups[g.group] for g in D.design_gold()]
+    design_gold = D.design_gold()
+    groups = {g: i for i, g in enumerate(dict.fromkeys(g.group for g in design_gold))}
+    design_groups = [groups[g.group] for g in design_gold]
     note_group = np.asarray(design_groups + [len(groups) + i for i in range(len(fold_of_note) - len(design_groups))])
     tok_group = note_group[tok_note]
     phi, skip, _ = table.tokens.arrays()
@@ -741,11 +748,7 @@ def _threshold_rules(args: argparse.Namespace, table: Any, fold_of_note: Sequenc
                  "recall": round(tp / max(1, tp + fn), 4), "fp": fp, "fn": fn}
             runs.append(r)
             print(json.dumps(r), flush=True)
-    out = json.loads(Path(args.output).read_text()) if Path(args.output).is_file() else {}
-    out[args.name or "threshold_rules"] = {"date": time.strftime("%Y-%m-%d"), "seconds": round(time.perf_counter() - t0),
-                              "command": " ".join(["scripts/decider_trials.py", *sys.argv[1:]]),
-                              **({"ner": other_ner()} if D.OVERRIDE["oof"] else {}), "runs": runs}
-    Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
+    save_run(args.output, args.name or "threshold_rules", t0, runs)
     return 0
 
 

@@ -183,8 +183,8 @@ class DateRecognizer(ClinicalRecognizer):
             0.85, kind="foreign month", trigger_re=r"\b" + _FOREIGN_MONTH + r"\b"),
         ClinicalPattern(  # "am 12.04.", "vom 3.4. bis 9.4.": German day-month without a year (the period after the
             # month is the German ordinal's); a date only in German text (``_german_near``), where decimals use commas
-            "numeric d.m. (German)", r"(?<![\w.,/])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?:[ \t](?P<y>" + YEAR4 + r"))?(?![\w/]|[.,]\d|[ \t]*\d)"
-            + TIME,
+            "numeric d.m. (German)",
+            r"(?<![\w.,/])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?:[ \t](?P<y>" + YEAR4 + r"))?(?![\w/]|[.,]\d|[ \t]*\d)" + TIME,
             0.6, kind="dm German", trigger_re=r"\d\.\d{1,2}\.(?!\d)"),
         ClinicalPattern(  # 07/2019, 7-2019
             "numeric month/year", r"(?<![\d/.])(?<!\d-)(?P<m>\d{1,2})[/-](?P<y>" + YEAR4 + r")(?![\d/]|[.-]\d)",
