@@ -8,7 +8,8 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
 
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
-    # seed_ensemble, ner_noise, token_weights, spelling, section, relative_scores, design_weight_40, other_zipf
+    # seed_ensemble, ner_noise, token_weights, spelling, section, relative_scores, design_weight_40, other_zipf,
+    # monotone
     # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
     # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
     .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
@@ -50,6 +51,8 @@ Trials:
   recall had no margin over its 0.92; it has some now).
 - ``other_zipf``: the candidate's words' frequency in Spanish, German, French, Italian, Portuguese and Dutch
   (highest, lowest, highest less English), for the foreign sentence-initial nouns the English frequencies miss.
+- ``monotone``: LightGBM's monotone constraints on the columns whose meaning fixes a direction (the NER's and the
+  other detectors' scores, cues before and after, the old rules' cues and keep), the others free.
 - ``relative_scores``: the candidate's NER score beside the note's other NER spans (its rank among them, its ratio
   to the best of its label, the note's median, how many score 0.5 or more); run behind three NER draws.
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
@@ -351,6 +354,37 @@ def seed_ensemble(size: int = 4) -> Iterator[None]:
         T.fit, T.predict = old_fit, old_predict
 
 
+#: the ``monotone`` trial's directions: a column whose rise can only raise (+1) or only lower (-1) the odds that a
+#: candidate holds an identifier, by what the column means, not by what the data showed; the others free (0)
+MONOTONE_UP = ("score", "ner_score", "regex_score", "dictionary_score", "n_sources", "above_source_threshold",
+               "title_before", "kin_before", "credential_after", "place_cue_before", "institution_after",
+               "date_cue_before", "same_word_named", "name_context", "rules_keep")
+MONOTONE_DOWN = ("clinical_word", "curated", "medical_overlap", "measurement", "dose_before", "cue_measurement",
+                 "cue_jargon", "cue_shapeless", "cue_misspelt", "cue_common_lower", "cue_weak_lower",
+                 "cue_generic_institution", "cue_relation", "cue_number_piece", "cue_listed_drug", "cue_heading",
+                 "cue_misspelt_list_item")
+
+
+@contextlib.contextmanager
+def monotone() -> Iterator[None]:
+    """The ``monotone`` trial: LightGBM's monotone constraints on the columns of ``MONOTONE_UP`` / ``MONOTONE_DOWN``
+    (the shipped columns and rows; only the learner's settings change), so no tree can learn that a higher NER
+    score, a title before a name or a listed drug's cue moves a candidate the other way on some patients' notes."""
+    from processors.training import decider as T
+
+    names = list(T.FEATURES)
+    unknown = set(MONOTONE_UP + MONOTONE_DOWN) - set(names)
+    if unknown:
+        raise SystemExit(f"monotone: no such columns {sorted(unknown)}")
+    old = dict(T.PARAMS)
+    T.PARAMS["monotone_constraints"] = [1 if n in MONOTONE_UP else -1 if n in MONOTONE_DOWN else 0 for n in names]
+    try:
+        yield
+    finally:
+        T.PARAMS.clear()
+        T.PARAMS.update(old)
+
+
 OTHER_ZIPF_NAMES = ("other_zipf_max", "other_zipf_min", "other_minus_english")
 _OTHER_LANGS = ("es", "de", "fr", "it", "pt", "nl")
 
@@ -468,6 +502,7 @@ TRIALS: dict[str, Trial] = {
     "relative_scores": Trial(extra=relative_scores, extra_names=RELATIVE_NAMES),
     "design_weight_40": Trial(patch=functools.partial(design_weight, 40.0)),
     "other_zipf": Trial(extra=other_language_zipf, extra_names=OTHER_ZIPF_NAMES),
+    "monotone": Trial(patch=monotone),
 }
 
 

@@ -216,3 +216,30 @@ def test_when_the_other_zipf_trial_reads_a_spanish_noun_then_its_other_language_
     assert name[0] < varon[0] - 1.0  # a surname is rarer in every language
     assert number == [-1.0, -1.0, 0.0]
     assert len(trials.OTHER_ZIPF_NAMES) == 3
+
+
+def test_when_the_monotone_trial_is_patched_in_then_a_model_rises_with_the_ner_score_and_the_params_are_restored(
+        ) -> None:
+    import numpy as np
+
+    from processors.training import decider as T
+
+    before = dict(T.PARAMS)
+    names = list(T.FEATURES)
+    score, drug = names.index("ner_score"), names.index("cue_listed_drug")
+    rng = np.random.default_rng(0)
+    x = rng.random((600, len(names)))
+    x[:, drug] = rng.integers(0, 2, 600)
+    # labels that fall with the NER score on half of its range: a tree learns it, the constraint must not
+    y = ((x[:, score] > 0.5) ^ (x[:, score] > 0.8)).astype(np.int64)
+    grid = np.tile(x[:1], (21, 1))
+    grid[:, score] = np.linspace(0, 1, 21)
+    free = T.predict(T.fit(x, y, 60, {**T.PARAMS, "min_data_in_leaf": 5}), grid)
+    with trials.monotone():
+        constraints = T.PARAMS["monotone_constraints"]
+        assert len(constraints) == len(names)
+        assert constraints[score] == 1 and constraints[drug] == -1 and constraints[names.index("label")] == 0
+        bound = T.predict(T.fit(x, y, 60, {**T.PARAMS, "min_data_in_leaf": 5}), grid)
+    assert np.any(np.diff(free) < -1e-9)  # unconstrained, the score's rise lowers the odds somewhere
+    assert np.all(np.diff(bound) >= -1e-9)  # constrained, never
+    assert T.PARAMS == before
