@@ -20,3 +20,10 @@ def load_script(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def readme_section(heading: str) -> str:
+    """The README's text after the line ``heading`` ("## Configuration", "### Error codes") up to the next level-two
+    heading."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return readme.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]

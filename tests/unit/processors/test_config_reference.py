@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from paths import REPO
+from paths import readme_section
 
 from processors import pipeline
 from processors.pipeline import STEP_MODULES
@@ -13,9 +13,7 @@ from processors.pipeline import STEP_MODULES
 
 def _reference() -> dict[str, str]:
     """The README's per-step bullets of the configuration reference: step -> its text."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
-    bullets = re.split(r"\n- (?=`[a-z]+`)", section)
+    bullets = re.split(r"\n- (?=`[a-z]+`)", readme_section("## Configuration"))
     return {m.group(1): b for b in bullets if (m := re.match(r"`([a-z]+)`", b))}
 
 

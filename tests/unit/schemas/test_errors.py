@@ -6,7 +6,7 @@ import ast
 import re
 
 import pytest
-from paths import REPO
+from paths import REPO, readme_section
 
 from schemas.errors import ERROR_CODES, ConfigError, DeidError, HL7ParseError, InputError, ProcessingError
 
@@ -53,7 +53,5 @@ def test_when_raised_then_message_carries_code_and_reason_without_prefix() -> No
 
 
 def test_readme_error_table_is_the_table() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Error codes", 1)[1].split("\n## ", 1)[0]
-    rows = dict(re.findall(r"^\| (E\d{3}) \| (.+?) \|$", section, re.M))
+    rows = dict(re.findall(r"^\| (E\d{3}) \| (.+?) \|$", readme_section("### Error codes"), re.M))
     assert rows == {code: row.meaning for code, row in ERROR_CODES.items()}

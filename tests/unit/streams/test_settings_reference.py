@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import re
 
-from paths import REPO
+from paths import readme_section
 from pydantic import BaseModel
 
 from streams.settings import Settings
 
 
 def _rows() -> list[str]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
-    return [line for line in section.splitlines() if line.startswith("| `DEID_")]
+    return [line for line in readme_section("## Configuration").splitlines() if line.startswith("| `DEID_")]
 
 
 def _named(env: str, rows: list[str]) -> bool:
