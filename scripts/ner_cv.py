@@ -197,11 +197,13 @@ def train_folds(args: argparse.Namespace) -> int:
         cfg = TrainConfig(
             data=data, out=model_dir, base_model=str(base), max_steps=args.steps, lr=args.lr, batch_size=args.batch_size,
             max_length=512, seed=args.seed, subtypes=["NAME"], device="auto", threads=args.threads, fold=None if fold == "all" else f"{fold}/{K}",
+            case_channel=args.case_channel,
             command=(f"scripts/ner_cv.py train --steps {args.steps} --lr {args.lr} --repeat {args.repeat} --folds {fold}"
                      + (f" --seed {args.seed}" if args.seed != 13 else "")
                      + (f" --surrogate-repeats {args.surrogate_repeats}" if args.surrogate_repeats else "")
                      + (f" --shift-max {args.shift_max}" if args.shift_max is not None else "")
-                     + (f" --synthetic-max {args.synthetic_max}" if args.synthetic_max is not None else "")),
+                     + (f" --synthetic-max {args.synthetic_max}" if args.synthetic_max is not None else "")
+                     + (" --case-channel" if args.case_channel else "")),
         )
         result = train(cfg)
         tail = result.losses[-max(1, len(result.losses) // 10):]
@@ -433,6 +435,32 @@ def score(args: argparse.Namespace) -> int:
     return 0
 
 
+def score_sets(args: argparse.Namespace) -> int:
+    """The NER step alone, the shipped model and each ``--model-dir``, on the sets no NER trained on and that are no
+    lockbox (presidio_synth_v2, MEDDOCAN dev's design part), at each decode threshold: token P / R / tp / fp / fn."""
+    from processors.evaluation.gold import load_gold, load_label_map
+    from processors.evaluation.lockbox import split
+    from processors.evaluation.scoring import evaluate
+
+    data = REPO.parent / "shared/data/eval"
+    sets = {"presidio_synth_v2": load_gold(data / "presidio_synth_v2.jsonl", load_label_map("presidio")),
+            "meddocan_dev_design": split(load_gold(data / "meddocan_dev.jsonl", load_label_map("meddocan")))[0]}
+    models: dict[str, Path | None] = {"shipped": None, **{Path(m).name: Path(m).resolve() for m in args.model_dir}}
+    out: dict[str, Any] = {"what": "the NER step alone (steps: ner), token counts; no lockbox note",
+                           "date": time.strftime("%Y-%m-%d"), "command": " ".join(["scripts/ner_cv.py", *sys.argv[1:]]),
+                           "results": {}}
+    for name, gold in sets.items():
+        for label, model in models.items():
+            for t in (float(x) for x in args.thresholds.split(",")):
+                d = evaluate(gold, _detect(gold, model, "ner", t)).to_dict()
+                row = {k: (round(d[k], 4) if isinstance(d[k], float) else d[k]) for k in ("precision", "recall", "tp", "fp", "fn")}
+                out["results"].setdefault(name, {}).setdefault(label, {})[str(t)] = row
+                print(json.dumps({"set": name, "model": label, "threshold": t, **row}), flush=True)
+    if args.output:
+        Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
 def score_one(args: argparse.Namespace) -> int:
     from processors.evaluation.folds import splits
     from processors.evaluation.gold import load_gold, load_label_map
@@ -479,6 +507,8 @@ def main() -> int:
     t.add_argument("--seed", type=int, default=13, help="training seed (shuffling, dropout, head init)")
     t.add_argument("--shift-max", type=int, default=None, help="use only the first N ICU shift notes of the mix")
     t.add_argument("--synthetic-max", type=int, default=None, help="use only the first N other synthetic notes")
+    t.add_argument("--case-channel", action="store_true", help="each word's case as the piece's token type "
+                   "(processors.ner.step.add_case_channel; the stage-2 base has no such channel: its rows start as copies)")
     sub.add_parser("carry", help="here: .gpucarry/, what train needs on the GPU machine (with the .whl wheels)")
     sub.add_parser("uncarry", help="on the GPU machine: .gpu/ from .gpucarry/")
     o = sub.add_parser("score-one", help="one fold's model: its held-out dev notes and presidio_synth_v2")
@@ -492,6 +522,11 @@ def main() -> int:
     s.add_argument("--variant", default="", help="prefix of the pack names")
     s.add_argument("--threshold", type=float, default=None, help="NER threshold of the retrained models")
     s.add_argument("-o", "--output", default=str(REPO / "scripts/results/ner_cv_physionet.json"))
+    ss = sub.add_parser("score-sets", help="the NER alone (shipped and --model-dir) on presidio_synth_v2 and MEDDOCAN "
+                        "dev's design part")
+    ss.add_argument("--model-dir", action="append", default=[], help="a model folder (repeat for several)")
+    ss.add_argument("--thresholds", default="0.08,0.005")
+    ss.add_argument("-o", "--output", default=None)
     u = sub.add_parser("soup", help="per fold, the mean of several variants' weights (a model soup)")
     u.add_argument("--packs", default=str(WORK / "packs"))
     u.add_argument("--variants", required=True, help="comma-separated pack prefixes, e.g. d,e")
@@ -505,7 +540,7 @@ def main() -> int:
     un.add_argument("--pack", required=True)
     un.add_argument("--out", required=True)
     args = ap.parse_args()
-    return {"prepare": prepare, "train": train_folds, "score": score, "score-one": score_one,
+    return {"prepare": prepare, "train": train_folds, "score": score, "score-one": score_one, "score-sets": score_sets,
             "carry": carry, "uncarry": uncarry, "soup": soup, "pack": pack_model,
             "unpack": unpack_cmd}[args.cmd](args)
 

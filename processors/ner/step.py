@@ -3,7 +3,8 @@
 How a note becomes spans:
 
 1. The fast tokenizer splits the ORIGINAL text once (no special tokens) and keeps each word piece's
-   character offsets; the model is uncased, but offsets always point into the cased original.
+   character offsets; the model is uncased, but offsets always point into the cased original. A model trained
+   with the case channel also gets each piece's word case (:func:`case_types`) as its token type id.
 2. A note longer than the model window is cut into windows of ``max_length - 2`` pieces that overlap by
    ``overlap`` pieces (the last window is aligned to the end, so no piece is skipped). Each piece is
    predicted by the window in which it sits farthest from an edge (the cut is at the middle of each
@@ -149,6 +150,68 @@ def window_cores(bounds: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
         hi = b if k == len(bounds) - 1 else (bounds[k + 1][0] + b) // 2
         cores.append((lo, hi))
     return cores
+
+
+# -- the case channel -------------------------------------------------------------------------------------
+
+#: The encoder is uncased: its tokenizer lower-cases every word, so "Will" and "will", "SMITH HAD" and "Smith had"
+#: reach it alike. A model trained with the case channel (``train-ner --case-channel``) gets each word piece's
+#: word's case as its token type id (BERT's segment embedding, widened to :data:`N_CASES` rows): no case, lower,
+#: title, upper, mixed. Its ``config.json`` says so (:data:`CASE_CHANNEL_KEY`); a model without it runs as before.
+CASE_NONE, CASE_LOWER, CASE_TITLE, CASE_UPPER, CASE_MIXED = range(5)
+N_CASES = 5
+CASE_CHANNEL_KEY = "deidstream_case_channel"
+
+
+def word_case(word: str) -> int:
+    """The case class of one word: ``CASE_NONE`` (no cased letter: digits, signs), ``CASE_LOWER``, ``CASE_TITLE``
+    (a capital, then only lower case; one capital alone: "J", "A1"), ``CASE_UPPER`` (two or more capitals, no lower
+    case), ``CASE_MIXED`` ("McDonald", "iPhone", "pH")."""
+    if word.islower():
+        return CASE_LOWER
+    if word.isupper():
+        return CASE_UPPER if sum(c.isupper() for c in word) > 1 else CASE_TITLE
+    if word.istitle():
+        return CASE_TITLE
+    return CASE_MIXED if any(c.isupper() or c.islower() for c in word) else CASE_NONE
+
+
+def case_types(text: str, offsets: Any, word_ids: Sequence[int | None]) -> IntArray:
+    """Per word piece, the case class (:func:`word_case`) of the tokenizer's word it belongs to (``offsets``: the
+    pieces' (start, end) in ``text``; ``word_ids``: the pre-tokenizer's word index of each piece)."""
+    n = len(word_ids)
+    out = np.zeros(n, dtype=np.int64)
+    if not n:
+        return out
+    words = np.fromiter((-1 if w is None else w for w in word_ids), dtype=np.int64, count=n)
+    cuts = np.flatnonzero(np.diff(words)) + 1
+    starts, ends = np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [n])).tolist()
+    offs = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    for a, b in zip(starts, ends, strict=True):
+        out[a:b] = word_case(text[int(offs[a, 0]): int(offs[b - 1, 1])])
+    return out
+
+
+def has_case_channel(config: Any) -> bool:
+    """Whether a model (its transformers config) was trained with the case channel."""
+    return bool(getattr(config, CASE_CHANNEL_KEY, False))
+
+
+def add_case_channel(model: Any) -> None:
+    """Give a BERT token classifier the case channel: its token-type embedding widened to :data:`N_CASES` rows, each
+    a copy of the first (so the widened model computes what it did before training moves them), and the flag in
+    its config. A model that has the channel already is left as it is."""
+    import torch
+
+    if has_case_channel(model.config):
+        return
+    old = model.bert.embeddings.token_type_embeddings
+    new = torch.nn.Embedding(N_CASES, old.embedding_dim).to(old.weight.device, old.weight.dtype)
+    with torch.no_grad():
+        new.weight.copy_(old.weight[:1].expand(N_CASES, -1))
+    model.bert.embeddings.token_type_embeddings = new
+    model.config.type_vocab_size = N_CASES
+    setattr(model.config, CASE_CHANNEL_KEY, True)
 
 
 # -- decoding ---------------------------------------------------------------------------------------------
@@ -348,6 +411,8 @@ class LoadedModel:
     #: TorchScript trace of the forward pass without attention mask (CPU), or None: same numbers as the
     #: model, without the Python overhead of its module tree (~10% of a window's time on CPU)
     traced: Any = None
+    #: the model reads each piece's word case as its token type (:func:`case_types`)
+    case_channel: bool = False
 
 
 def resolve_device(device: str) -> str:
@@ -383,10 +448,10 @@ def _quantize(model: Any) -> Any:
         return torch.ao.quantization.quantize_dynamic(model, spec)  # type: ignore[no-untyped-call]
 
 
-def _trace(model: Any) -> Any:
-    """A TorchScript trace of ``model(input_ids=x).logits`` for one window without a mask, checked
-    against the model on lengths other than the traced one; None (eager is used) when tracing fails or
-    the trace disagrees."""
+def _trace(model: Any, case_channel: bool = False) -> Any:
+    """A TorchScript trace of ``model(input_ids=x).logits`` (with the case channel: ``model(input_ids=x,
+    token_type_ids=t).logits``) for one window without a mask, checked against the model on lengths other than the
+    traced one; None (eager is used) when tracing fails or the trace disagrees."""
     import torch
 
     class Logits(torch.nn.Module):
@@ -397,16 +462,28 @@ def _trace(model: Any) -> Any:
         def forward(self, input_ids: Any) -> Any:
             return self.inner(input_ids=input_ids).logits
 
+    class CasedLogits(Logits):
+        def forward(self, input_ids: Any, token_type_ids: Any) -> Any:  # type: ignore[override]
+            return self.inner(input_ids=input_ids, token_type_ids=token_type_ids).logits
+
     gen = torch.Generator().manual_seed(0)
     vocab = int(model.config.vocab_size)
+
+    def example(n: int) -> tuple[Any, ...]:
+        ids = torch.randint(0, vocab, (1, n), generator=gen)
+        return (ids, torch.randint(0, N_CASES, (1, n), generator=gen)) if case_channel else (ids,)
+
+    def eager(x: tuple[Any, ...]) -> Any:
+        return model(input_ids=x[0], **({"token_type_ids": x[1]} if case_channel else {})).logits
+
     try:
         with warnings.catch_warnings(), torch.inference_mode():
             warnings.simplefilter("ignore")  # TracerWarnings about shapes: the check below is the test
-            traced = torch.jit.trace(Logits(model).eval(), (torch.randint(0, vocab, (1, 48), generator=gen),),
+            traced = torch.jit.trace((CasedLogits if case_channel else Logits)(model).eval(), example(48),
                                      check_trace=False)  # type: ignore[no-untyped-call]
             for n in (5, 131):
-                x = torch.randint(0, vocab, (1, n), generator=gen)
-                if not torch.allclose(traced(x), model(input_ids=x).logits, atol=1e-4, rtol=0):
+                x = example(n)
+                if not torch.allclose(traced(*x), eager(x), atol=1e-4, rtol=0):
                     logger.warning("NER trace disagrees with the model; using eager forward")
                     return None
     except Exception as exc:  # tracing is an optimisation: never fatal
@@ -453,10 +530,12 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dty
         quantized = True
     model.to(dev)
     tags = [model.config.id2label[i] for i in range(len(model.config.id2label))]
+    cased = has_case_channel(model.config)
     loaded = LoadedModel(
         tokenizer=tokenizer, model=model, index=TagIndex.from_tags(tags), device=dev, model_id=model_id(path),
         quantized=quantized, cls_id=int(tokenizer.cls_token_id), sep_id=int(tokenizer.sep_token_id),
-        pad_id=int(tokenizer.pad_token_id or 0), traced=_trace(model) if dev == "cpu" else None,
+        pad_id=int(tokenizer.pad_token_id or 0), traced=_trace(model, cased) if dev == "cpu" else None,
+        case_channel=cased,
     )
     logger.info("NER model %s loaded on %s (%d classes, quantized=%s, traced=%s)", loaded.model_id, dev,
                 len(loaded.index.classes), quantized, loaded.traced is not None)
@@ -490,9 +569,12 @@ def predict(
     results: list[PieceProbs] = []
     jobs: list[tuple[int, int, int, int, int]] = []  # (note, win_start, win_end, core_lo, core_hi)
     all_ids: list[list[int]] = [e.ids for e in encodings]
+    all_types: list[IntArray] = []
     for k, ids in enumerate(all_ids):
         offsets = np.asarray(encodings[k].offsets, dtype=np.int64).reshape(-1, 2)
         results.append(PieceProbs(offsets, np.zeros((len(ids), n_tags), dtype=np.float32)))
+        if loaded.case_channel:
+            all_types.append(case_types(texts[k], offsets, encodings[k].word_ids))
         bounds = window_bounds(len(ids), size, overlap)
         for (a, b), (lo, hi) in zip(bounds, window_cores(bounds), strict=True):
             jobs.append((k, a, b, lo, hi))
@@ -518,15 +600,21 @@ def predict(
             width = max(b - a for _, a, b, _, _ in chunk) + 2
             ids_arr = np.full((len(chunk), width), loaded.pad_id, dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.int64)
+            # the case channel's token types ([CLS], [SEP] and padding: no case); None without the channel
+            types_arr = np.zeros((len(chunk), width), dtype=np.int64) if loaded.case_channel else None
             for r, (k, a, b, _, _) in enumerate(chunk):
                 ids_arr[r, : b - a + 2] = [loaded.cls_id, *all_ids[k][a:b], loaded.sep_id]
                 mask[r, : b - a + 2] = 1
+                if types_arr is not None:
+                    types_arr[r, 1: b - a + 1] = all_types[k][a:b]
             # without padding, no mask: attention then takes the fused kernel (~20% of CPU time saved)
             unpadded = bool(mask.all())
             if cuda:
                 input_ids = torch.from_numpy(ids_arr).pin_memory().to(loaded.device, non_blocking=True)
                 attn = None if unpadded else torch.from_numpy(mask).pin_memory().to(loaded.device, non_blocking=True)
-                logits = loaded.model(input_ids=input_ids, attention_mask=attn).logits
+                types = None if types_arr is None else torch.from_numpy(types_arr).pin_memory().to(
+                    loaded.device, non_blocking=True)
+                logits = loaded.model(input_ids=input_ids, attention_mask=attn, token_type_ids=types).logits
                 on_device = torch.softmax(logits.float(), dim=-1)
                 host = torch.empty(on_device.shape, dtype=on_device.dtype, pin_memory=True)
                 host.copy_(on_device, non_blocking=True)
@@ -538,11 +626,12 @@ def predict(
                 pending = (chunk, host, done)
                 continue
             input_ids = torch.from_numpy(ids_arr).to(loaded.device)
+            types = None if types_arr is None else torch.from_numpy(types_arr).to(loaded.device)
             if unpadded and loaded.traced is not None:
-                logits = loaded.traced(input_ids)
+                logits = loaded.traced(input_ids) if types is None else loaded.traced(input_ids, types)
             else:
                 attn = None if unpadded else torch.from_numpy(mask).to(loaded.device)
-                logits = loaded.model(input_ids=input_ids, attention_mask=attn).logits
+                logits = loaded.model(input_ids=input_ids, attention_mask=attn, token_type_ids=types).logits
             scatter(chunk, torch.softmax(logits.float(), dim=-1).cpu().numpy())
         if pending is not None:
             pending[2].synchronize()

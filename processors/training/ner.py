@@ -32,7 +32,17 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from dictionaries.calendar import MONTH_TOKENS, WEEKDAY_TOKENS
-from processors.ner.step import META_FILE, bio_tags, class_name, parse_class, resolve_device, window_bounds
+from processors.ner.step import (
+    META_FILE,
+    add_case_channel,
+    bio_tags,
+    case_types,
+    class_name,
+    has_case_channel,
+    parse_class,
+    resolve_device,
+    window_bounds,
+)
 from schemas.errors import ConfigError
 from schemas.labels import Label
 
@@ -74,6 +84,10 @@ class TrainConfig(BaseModel):
     #: part of fold K of N (``processors.evaluation.folds``, seed ``fold_seed``): cross-validation by patient
     fold: str | None = Field(default=None, pattern=r"^\d+/\d+$")
     fold_seed: int = 0
+    #: the case channel (``processors.ner.step.add_case_channel``): each piece's word case as its token type;
+    #: its five embedding rows start as copies and learn at ``case_lr_scale`` times ``lr`` (they start from nothing)
+    case_channel: bool = False
+    case_lr_scale: float = Field(default=10.0, gt=0)
     command: str | None = None
 
 
@@ -313,23 +327,30 @@ def piece_classes(offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int,
     return tags
 
 
+#: one training window: input ids, tag ids, token type ids (the case channel's, or all 0), each with [CLS]/[SEP]
+Window = tuple[list[int], list[int], list[int]]
+
+
 def encode(
     tokenizer: Any, examples: Sequence[Example], tag2id: Mapping[str, int], *, max_length: int, overlap: int,
-) -> list[tuple[list[int], list[int]]]:
-    """(input ids, tag ids) windows with [CLS]/[SEP] (tag IGNORE on those)."""
+    case_channel: bool = False,
+) -> list[Window]:
+    """(input ids, tag ids, token types) windows with [CLS]/[SEP] (tag IGNORE, type 0 on those); the types are each
+    piece's word case with ``case_channel`` (as inference computes them), else 0."""
     enc = tokenizer([e.text for e in examples], add_special_tokens=False, return_offsets_mapping=True,
                     return_attention_mask=False, return_token_type_ids=False)
     cls_id, sep_id = int(tokenizer.cls_token_id), int(tokenizer.sep_token_id)
-    windows: list[tuple[list[int], list[int]]] = []
-    for ex, ids, offs in zip(examples, enc["input_ids"], enc["offset_mapping"], strict=True):
+    windows: list[Window] = []
+    for i, (ex, ids, offs) in enumerate(zip(examples, enc["input_ids"], enc["offset_mapping"], strict=True)):
         tags = [tag2id[t] for t in piece_classes(offs, ex.spans)]
+        types = case_types(ex.text, offs, enc.word_ids(i)).tolist() if case_channel else [0] * len(ids)
         for a, b in window_bounds(len(ids), max_length - 2, overlap):
-            windows.append(([cls_id, *ids[a:b], sep_id], [IGNORE, *tags[a:b], IGNORE]))
+            windows.append(([cls_id, *ids[a:b], sep_id], [IGNORE, *tags[a:b], IGNORE], [0, *types[a:b], 0]))
     return windows
 
 
 def _batches(
-    windows: Sequence[tuple[list[int], list[int]]], batch_size: int, rng: random.Random
+    windows: Sequence[Window], batch_size: int, rng: random.Random
 ) -> list[list[int]]:
     """Shuffled batches of window indices, grouped by length within pools of 50 batches (less padding)."""
     order = list(range(len(windows)))
@@ -392,7 +413,7 @@ def _pad(rows: Sequence[Sequence[int]], fill: int) -> Any:
 
 
 def neuron_importance(
-    model: Any, windows: Sequence[tuple[list[int], list[int]]], *, pad_id: int, device: str,
+    model: Any, windows: Sequence[Window], *, pad_id: int, device: str,
     sample: int = 64, seed: int = 13,
 ) -> list[Any]:
     """Per encoder layer, one score per feed-forward neuron: mean |activation| (after GELU) over the real
@@ -420,8 +441,9 @@ def neuron_importance(
             for c in range(0, len(picked), 8):
                 batch = [windows[i][0] for i in picked[c: c + 8]]
                 ids, mask = _pad(batch, pad_id), _pad([[1] * len(w) for w in batch], 0)
+                types = _pad([windows[i][2] for i in picked[c: c + 8]], 0)
                 mask_now[0] = mask.to(device).unsqueeze(-1).float()
-                model(input_ids=ids.to(device), attention_mask=mask.to(device))
+                model(input_ids=ids.to(device), attention_mask=mask.to(device), token_type_ids=types.to(device))
                 count += int(mask.sum())
     finally:
         for h in handles:
@@ -431,7 +453,7 @@ def neuron_importance(
 
 
 def prune_intermediate(
-    model: Any, size: int, windows: Sequence[tuple[list[int], list[int]]], *, pad_id: int, device: str,
+    model: Any, size: int, windows: Sequence[Window], *, pad_id: int, device: str,
     seed: int = 13,
 ) -> None:
     """Keep the ``size`` most important feed-forward neurons of every encoder layer
@@ -516,9 +538,12 @@ def _train(cfg: TrainConfig, progress: Callable[[int, int, float], None] | None)
         # the pretrained piece embeddings of rare names stay as they are: better for names never seen
         # in training, and the optimizer skips 11.7M parameters (faster on CPU)
         model.get_input_embeddings().weight.requires_grad_(False)
+    if cfg.case_channel:
+        add_case_channel(model)
+    cased = has_case_channel(model.config)  # also a base model trained with it
     model.to(device)
 
-    windows = encode(tokenizer, examples, tag2id, max_length=cfg.max_length, overlap=cfg.overlap)
+    windows = encode(tokenizer, examples, tag2id, max_length=cfg.max_length, overlap=cfg.overlap, case_channel=cased)
     if cfg.intermediate_size is not None and cfg.intermediate_size < model.config.intermediate_size:
         prune_intermediate(model, cfg.intermediate_size, windows, pad_id=int(tokenizer.pad_token_id or 0),
                            device=device, seed=cfg.seed)
@@ -529,12 +554,16 @@ def _train(cfg: TrainConfig, progress: Callable[[int, int, float], None] | None)
 
     decay: list[torch.nn.Parameter] = []
     no_decay: list[torch.nn.Parameter] = []
+    case_rows = model.bert.embeddings.token_type_embeddings.weight if cased else None
     for n, p in model.named_parameters():
-        if not p.requires_grad:
+        if not p.requires_grad or p is case_rows:
             continue
         (no_decay if p.ndim < 2 or "LayerNorm" in n else decay).append(p)
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
+    groups: list[dict[str, Any]] = [{"params": decay, "weight_decay": cfg.weight_decay},
+                                    {"params": no_decay, "weight_decay": 0.0}]
+    if case_rows is not None:
+        groups.append({"params": [case_rows], "weight_decay": 0.0, "lr": cfg.lr * cfg.case_lr_scale})
+    opt = torch.optim.AdamW(groups, lr=cfg.lr)
 
     def lr_lambda(step: int) -> float:
         if step < warmup:
@@ -556,8 +585,10 @@ def _train(cfg: TrainConfig, progress: Callable[[int, int, float], None] | None)
             ids = _pad(rows, int(tokenizer.pad_token_id or 0))
             labels = _pad([windows[i][1] for i in batch], IGNORE)  # a window's tags are as long as its ids
             mask = _pad([[1] * len(w) for w in rows], 0)
+            types = _pad([windows[i][2] for i in batch], 0) if cased else None
             with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=use_amp):
-                out = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device))
+                out = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device),
+                            token_type_ids=None if types is None else types.to(device))
             out.loss.backward()
             torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
             opt.step()

@@ -56,6 +56,8 @@ def train_ner(
     fold: Annotated[str | None, typer.Option(
         help="K/N: of data files with patient groups, train only on the fit part of fold K of N (cross-validation)")] = None,
     threads: Annotated[int | None, typer.Option(help="CPU threads for torch (default: torch's choice)")] = None,
+    case_channel: Annotated[bool, typer.Option(
+        "--case-channel", help="give the (uncased) encoder each word's case as its token type")] = False,
     eval_data: Annotated[str | None, typer.Option(
         "--eval", help="held-out JSONL to score after training, comma-separated; FILE=LABELMAP for other labels")] = None,
 ) -> None:
@@ -74,10 +76,11 @@ def train_ner(
         "--negatives": negatives or None, "--out": out, "--label-map": label_map, "--epochs": epochs, "--lr": lr,
         "--max-steps": max_steps, "--seed": seed, "--batch-size": batch_size, "--max-length": max_length,
         "--base": base, "--num-layers": num_layers, "--intermediate-size": intermediate_size, "--subtypes": subtypes, "--device": device,
-        "--max-notes": max_notes, "--fold": fold, "--threads": threads, "--eval": eval_data,
+        "--max-notes": max_notes, "--fold": fold, "--threads": threads,
+        "--case-channel": True if case_channel else None, "--eval": eval_data,
     }
     command = "deidstream train-ner " + " ".join(
-        f"{k} {shlex.quote(str(v))}" for k, v in flags.items() if v is not None)
+        k if v is True else f"{k} {shlex.quote(str(v))}" for k, v in flags.items() if v is not None)
     if not data and not synthetic:
         err.print("[red]error[/] give --data and/or --synthetic N", markup=True)
         raise typer.Exit(EXIT_USAGE)
@@ -87,7 +90,7 @@ def train_ner(
             max_steps=max_steps, seed=seed, batch_size=batch_size, max_length=max_length, num_layers=num_layers,
             intermediate_size=intermediate_size,
             subtypes=[s.strip() for s in (subtypes or "").split(",") if s.strip()], device=device,
-            max_notes=max_notes, fold=fold, threads=threads, command=command,
+            max_notes=max_notes, fold=fold, threads=threads, case_channel=case_channel, command=command,
         )
         with Progress(TextColumn("[bold]train-ner"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[loss]}"),
                       TimeElapsedColumn(), console=err) as progress:

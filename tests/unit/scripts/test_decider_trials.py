@@ -243,3 +243,30 @@ def test_when_the_monotone_trial_is_patched_in_then_a_model_rises_with_the_ner_s
     assert np.any(np.diff(free) < -1e-9)  # unconstrained, the score's rise lowers the odds somewhere
     assert np.all(np.diff(bound) >= -1e-9)  # constrained, never
     assert T.PARAMS == before
+
+
+@pytest.mark.parametrize(("flag", "expected"), [
+    ([], {"physionet_lockbox", "synthetic", "meddocan_dev_design", "meddocan_dev_lockbox"}),
+    (["--no-lockbox"], {"synthetic", "meddocan_dev_design"}),
+])
+def test_when_lockbox_seeds_runs_with_no_lockbox_then_no_lockbox_set_is_scored(
+        monkeypatch: Any, tmp_path: Path, flag: list[str], expected: set[str]) -> None:
+    D = trials.D
+    monkeypatch.setattr(D, "OVERRIDE", {"oof": None, "ner_model": None, "fp32": False})
+    monkeypatch.setattr(D, "eval_golds", lambda: {k: [] for k in sorted(
+        {"physionet_lockbox", "synthetic", "meddocan_dev_design", "meddocan_dev_lockbox"})})
+    seen: dict[str, Any] = {}
+
+    class Stop(Exception):
+        pass
+
+    def eval_sets(threshold: float, quantize: bool | None = None, *, golds: Any = None, gpu: Any = None) -> Any:
+        seen["golds"] = golds
+        raise Stop  # the sets are chosen: nothing is trained or scored here
+
+    monkeypatch.setattr(D, "eval_sets", eval_sets)
+    monkeypatch.setattr(sys, "argv", ["decider_trials.py", "lockbox-seeds", "--trial", "baseline", "-o",
+                                      str(tmp_path / "seeds.json"), *flag])
+    with pytest.raises(Stop):
+        trials.main()
+    assert set(seen["golds"]) == expected

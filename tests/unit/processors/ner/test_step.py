@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -396,3 +397,114 @@ def test_when_a_trace_would_bake_in_a_branch_then_the_model_runs_eager() -> None
             return type("Out", (), {"logits": logits})()
 
     assert _trace(LengthBranch()) is None
+
+
+# -- the case channel -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("word", "expected"), [
+    ("smith", "LOWER"), ("Smith", "TITLE"), ("SMITH", "UPPER"), ("J", "TITLE"), ("A1", "TITLE"), ("MRI", "UPPER"),
+    ("McDonald", "MIXED"), ("pH", "MIXED"), ("12", "NONE"), ("/", "NONE"), ("Müller", "TITLE"), ("ÖZ", "UPPER"),
+    ("ß", "LOWER"),
+])
+def test_when_a_word_is_classed_by_case_then_the_class_follows_its_letters(word: str, expected: str) -> None:
+    from processors.ner import step
+
+    assert step.word_case(word) == getattr(step, f"CASE_{expected}")
+
+
+def test_when_case_types_are_computed_then_every_piece_of_a_word_carries_the_words_case() -> None:
+    from transformers import AutoTokenizer
+
+    from processors.ner.step import CASE_LOWER, CASE_MIXED, CASE_NONE, CASE_TITLE, CASE_UPPER, case_types
+
+    tok = AutoTokenizer.from_pretrained(str(DEFAULT_MODEL_DIR))
+    text = "Seen by QUARTERMAIN and Thibodeaux, McDonald's pH 7.31 ok"
+    enc = tok.backend_tokenizer.encode(text, add_special_tokens=False)
+    types = case_types(text, enc.offsets, enc.word_ids)
+    by_word: dict[str, set[int]] = {}
+    for (a, b), w, t in zip(enc.offsets, enc.word_ids, types.tolist(), strict=True):
+        by_word.setdefault(f"{w}", set()).add(t)
+        assert t == {"Seen": CASE_TITLE, "by": CASE_LOWER, "and": CASE_LOWER, "ok": CASE_LOWER, "pH": CASE_MIXED,
+                     "McDonald": CASE_MIXED, "s": CASE_LOWER}.get(text[a:b], t)
+    assert all(len(v) == 1 for v in by_word.values())  # one class per word, whatever its pieces
+    pieces = {text[a:b]: t for (a, b), t in zip(enc.offsets, types.tolist(), strict=True)}
+    assert pieces["7"] == CASE_NONE and pieces["'"] == CASE_NONE
+    quarter = [t for (a, b), t in zip(enc.offsets, types.tolist(), strict=True) if 8 <= a < 19]
+    thibo = [t for (a, b), t in zip(enc.offsets, types.tolist(), strict=True) if 24 <= a < 34]
+    assert len(quarter) > 1 and set(quarter) == {CASE_UPPER}  # several pieces, one upper-case word
+    assert len(thibo) > 1 and set(thibo) == {CASE_TITLE}
+    assert case_types("", [], []).shape == (0,)
+
+
+#: words that are names only when capitalised: an uncased model cannot tell "Will" the name from "will"
+_CASED_NAMES = ["Will", "Hope", "Young", "Rose", "Grant"]
+
+
+def _cased_sentence(rng: random.Random) -> tuple[str, list[dict[str, Any]]]:
+    words: list[str] = [rng.choice(FILLER[:-1]) for _ in range(rng.randint(3, 10))]
+    spans, named = [], []
+    for _ in range(rng.randint(1, 2)):
+        w = rng.choice(_CASED_NAMES)
+        name = rng.random() < 0.5
+        named.append(name)
+        words.insert(rng.randint(0, len(words)), w if name else w.lower())
+    text, pos = "", 0
+    for w in words:
+        if w in _CASED_NAMES:
+            spans.append({"start": pos, "end": pos + len(w), "label": "NAME", "text": w})
+        text += w + " "
+        pos += len(w) + 1
+    return text.rstrip(), spans
+
+
+@pytest.fixture(scope="module")
+def cased_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    rng = random.Random(6)
+    tmp = tmp_path_factory.mktemp("ner_cased")
+    with (tmp / "train.jsonl").open("w") as fh:
+        for i in range(96):
+            text, spans = _cased_sentence(rng)
+            fh.write(json.dumps({"id": str(i), "text": text, "spans": spans}) + "\n")
+    cfg = TrainConfig(data=[tmp / "train.jsonl"], out=tmp / "model", max_steps=60, lr=5e-4, batch_size=8,
+                      max_length=64, num_layers=2, seed=1, threads=1, case_channel=True)
+    train(cfg)
+    return str(tmp / "model")
+
+
+@pytest.mark.slow
+def test_when_a_model_is_trained_with_the_case_channel_then_it_tells_a_capitalised_name_from_the_word(
+    cased_model: str,
+) -> None:
+    config = json.loads((Path(cased_model) / "config.json").read_text())
+    assert config["deidstream_case_channel"] is True and config["type_vocab_size"] == 5
+    texts = ["plan Will monitor labs and pain will improve", "Hope reviewed the labs with hope today",
+             "continue plan Grant stable no acute events"]
+    found = [[t[s.start:s.end] for s in n.spans] for t, n in zip(texts, _run(_ner(cased_model), texts), strict=True)]
+    # the same word pieces either way: only the channel can separate them
+    assert found == [["Will"], ["Hope"], ["Grant"]]
+
+
+@pytest.mark.slow
+def test_when_a_case_channel_model_runs_quantized_traced_or_batched_then_it_agrees_with_itself(
+    cased_model: str,
+) -> None:
+    from dataclasses import replace
+
+    from processors.ner.step import load_model, predict
+
+    loaded = load_model(cased_model, "cpu", True, "auto")
+    assert loaded.case_channel and loaded.quantized and loaded.traced is not None
+    rng = random.Random(8)
+    texts = ["Will", *(" ".join(_cased_sentence(rng)[0] for _ in range(k)) for k in (1, 4, 30))]
+    eager = replace(loaded, traced=None)
+    for a, b in zip(predict(loaded, texts), predict(eager, texts), strict=True):
+        np.testing.assert_allclose(a.probs, b.probs, atol=1e-5, rtol=0)
+    fp32 = load_model(cased_model, "cpu", False, "auto")
+    batched = predict(fp32, texts, batch_size=8, max_length=32, overlap=8)
+    single = [predict(fp32, [t], max_length=32, overlap=8)[0] for t in texts]
+    for a, b in zip(batched, single, strict=True):
+        np.testing.assert_allclose(a.probs, b.probs, atol=1e-4, rtol=0)
+    # and the channel is read: the same text in another case gives other probabilities
+    upper = predict(fp32, [texts[2].upper()])[0].probs
+    assert not np.allclose(upper, predict(fp32, [texts[2]])[0].probs, atol=1e-3)

@@ -121,11 +121,12 @@ def test_when_a_note_is_longer_than_the_window_then_windows_cover_every_piece() 
     windows = encode(tok, [Example("w", text, tuple(spans))], tag2id, max_length=32, overlap=8)
     n_pieces = len(tok(text, add_special_tokens=False)["input_ids"])
     assert len(windows) > 1
-    assert all(len(ids) <= 32 and ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id for ids, _ in windows)
-    assert all(tags[0] == IGNORE and tags[-1] == IGNORE for _, tags in windows)
-    covered = sum(len(ids) - 2 for ids, _ in windows)
+    assert all(len(ids) <= 32 and ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id for ids, _, _ in windows)
+    assert all(tags[0] == IGNORE and tags[-1] == IGNORE for _, tags, _ in windows)
+    assert all(types == [0] * len(ids) for ids, _, types in windows)  # no case channel: type 0 everywhere
+    covered = sum(len(ids) - 2 for ids, _, _ in windows)
     assert covered >= n_pieces
-    assert sum(t == 1 for _, tags in windows for t in tags) >= len(spans)  # every name starts with B somewhere
+    assert sum(t == 1 for _, tags, _ in windows for t in tags) >= len(spans)  # every name starts with B somewhere
 
 
 # -- end to end: train-ner on tiny data, then load the model in the ner processor -------------------------
@@ -171,7 +172,7 @@ def _train_tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     result = CliRunner().invoke(app, [
         "train-ner", "--data", str(train_file), "--out", str(out), "--max-steps", "30", "--lr", "5e-4",
-        "--batch-size", "8", "--max-length", "64", "--num-layers", "2", "--intermediate-size", "384", "--seed", "3", "--threads", "1", "--eval", str(held_file),
+        "--batch-size", "8", "--max-length", "64", "--num-layers", "2", "--intermediate-size", "384", "--seed", "3", "--threads", "1", "--case-channel", "--eval", str(held_file),
     ])
     return {"result": result, "out": out, "held": held_file}
 
@@ -188,6 +189,9 @@ def test_when_train_ner_runs_then_it_exits_cleanly_and_the_loss_falls(trained: d
     assert meta["classes"] == ["NAME"]
     assert meta["loss_last_10pct"] < meta["loss_first"] * 0.2
     assert "--max-steps 30" in meta["command"]
+    assert "--case-channel --eval" in meta["command"] and meta["hyperparameters"]["case_channel"] is True
+    config = json.loads((trained["out"] / "config.json").read_text())
+    assert config["deidstream_case_channel"] is True and config["type_vocab_size"] == 5
 
 
 @pytest.mark.slow
@@ -237,9 +241,10 @@ def _tiny_bert(seed: int) -> Any:
         return BertForTokenClassification(cfg).eval()
 
 
-def _tiny_windows(n: int, seed: int) -> list[tuple[list[int], list[int]]]:
+def _tiny_windows(n: int, seed: int) -> list[tuple[list[int], list[int], list[int]]]:
     rng = random.Random(seed)
-    return [([1, *(rng.randrange(5, 50) for _ in range(rng.randint(4, 20))), 2], []) for _ in range(n)]
+    rows = [[1, *(rng.randrange(5, 50) for _ in range(rng.randint(4, 20))), 2] for _ in range(n)]
+    return [(ids, [], [0] * len(ids)) for ids in rows]
 
 
 def _logits_around_pruning(model: Any, size: int) -> tuple[Any, Any]:
