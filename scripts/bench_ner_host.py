@@ -43,8 +43,8 @@ class Recorder:
     def __init__(self, model: Any) -> None:
         self.model, self.config, self.logits = model, model.config, []
 
-    def __call__(self, input_ids: Any = None, attention_mask: Any = None) -> _Out:
-        out = self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+    def __call__(self, input_ids: Any = None, attention_mask: Any = None, **cased: Any) -> _Out:
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, **cased).logits
         self.logits.append(out.clone())
         return _Out(out)
 
@@ -55,7 +55,7 @@ class Replay:
     def __init__(self, recorder: Recorder) -> None:
         self.config, self.logits, self.i = recorder.config, recorder.logits, 0
 
-    def __call__(self, input_ids: Any = None, attention_mask: Any = None) -> _Out:
+    def __call__(self, input_ids: Any = None, attention_mask: Any = None, **cased: Any) -> _Out:
         out = self.logits[self.i]
         if tuple(out.shape[:2]) != tuple(input_ids.shape):
             raise RuntimeError("replayed logits do not fit the call: the batches changed between passes")

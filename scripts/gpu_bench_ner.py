@@ -50,20 +50,20 @@ class TimedModel:
         self.forward_s = 0.0
         self.pieces = 0
 
-    def __call__(self, input_ids: Any, attention_mask: Any = None) -> Any:
+    def __call__(self, input_ids: Any, attention_mask: Any = None, **cased: Any) -> Any:
         import torch
 
         self.pieces += int(input_ids.numel())
         if self.device.startswith("cuda"):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            out = self.model(input_ids=input_ids, attention_mask=attention_mask)
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask, **cased)
             end.record()
             torch.cuda.synchronize()
             self.forward_s += start.elapsed_time(end) / 1000
         else:
             t0 = time.perf_counter()
-            out = self.model(input_ids=input_ids, attention_mask=attention_mask)
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask, **cased)
             self.forward_s += time.perf_counter() - t0
         return out
 

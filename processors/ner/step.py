@@ -612,9 +612,10 @@ def predict(
             if cuda:
                 input_ids = torch.from_numpy(ids_arr).pin_memory().to(loaded.device, non_blocking=True)
                 attn = None if unpadded else torch.from_numpy(mask).pin_memory().to(loaded.device, non_blocking=True)
-                types = None if types_arr is None else torch.from_numpy(types_arr).pin_memory().to(
-                    loaded.device, non_blocking=True)
-                logits = loaded.model(input_ids=input_ids, attention_mask=attn, token_type_ids=types).logits
+                # token types only for a model with the case channel: any other gets the call it always got
+                cased = {} if types_arr is None else {"token_type_ids": torch.from_numpy(types_arr).pin_memory().to(
+                    loaded.device, non_blocking=True)}
+                logits = loaded.model(input_ids=input_ids, attention_mask=attn, **cased).logits
                 on_device = torch.softmax(logits.float(), dim=-1)
                 host = torch.empty(on_device.shape, dtype=on_device.dtype, pin_memory=True)
                 host.copy_(on_device, non_blocking=True)
@@ -626,12 +627,12 @@ def predict(
                 pending = (chunk, host, done)
                 continue
             input_ids = torch.from_numpy(ids_arr).to(loaded.device)
-            types = None if types_arr is None else torch.from_numpy(types_arr).to(loaded.device)
+            cased = {} if types_arr is None else {"token_type_ids": torch.from_numpy(types_arr).to(loaded.device)}
             if unpadded and loaded.traced is not None:
-                logits = loaded.traced(input_ids) if types is None else loaded.traced(input_ids, types)
+                logits = loaded.traced(input_ids, *cased.values())
             else:
                 attn = None if unpadded else torch.from_numpy(mask).to(loaded.device)
-                logits = loaded.model(input_ids=input_ids, attention_mask=attn, token_type_ids=types).logits
+                logits = loaded.model(input_ids=input_ids, attention_mask=attn, **cased).logits
             scatter(chunk, torch.softmax(logits.float(), dim=-1).cpu().numpy())
         if pending is not None:
             pending[2].synchronize()
