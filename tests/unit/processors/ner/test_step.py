@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,18 +47,22 @@ def _sentence(rng: random.Random) -> tuple[str, list[dict[str, Any]]]:
     return text, spans
 
 
+def _train_tiny(tmp: Path, sentence: Callable[[random.Random], tuple[str, list[dict[str, Any]]]], notes: int,
+                data_seed: int, **options: Any) -> str:
+    """A 2-layer model fine-tuned in seconds on ``notes`` sentences of ``sentence``; its folder."""
+    rng = random.Random(data_seed)
+    with (tmp / "train.jsonl").open("w") as fh:
+        for i in range(notes):
+            text, spans = sentence(rng)
+            fh.write(json.dumps({"id": str(i), "text": text, "spans": spans}) + "\n")
+    train(TrainConfig(data=[tmp / "train.jsonl"], out=tmp / "model", lr=5e-4, batch_size=8, max_length=64,
+                      num_layers=2, seed=1, threads=1, **options))
+    return str(tmp / "model")
+
+
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
-    rng = random.Random(5)
-    tmp = tmp_path_factory.mktemp("ner")
-    with (tmp / "train.jsonl").open("w") as fh:
-        for i in range(64):
-            text, spans = _sentence(rng)
-            fh.write(json.dumps({"id": str(i), "text": text, "spans": spans}) + "\n")
-    cfg = TrainConfig(data=[tmp / "train.jsonl"], out=tmp / "model", max_steps=40, lr=5e-4, batch_size=8,
-                      max_length=64, num_layers=2, seed=1, threads=1)
-    train(cfg)
-    return str(tmp / "model")
+    return _train_tiny(tmp_path_factory.mktemp("ner"), _sentence, 64, 5, max_steps=40)
 
 
 def _ner(model_dir: str, **options: Any) -> Any:
@@ -460,16 +465,7 @@ def _cased_sentence(rng: random.Random) -> tuple[str, list[dict[str, Any]]]:
 
 @pytest.fixture(scope="module")
 def cased_model(tmp_path_factory: pytest.TempPathFactory) -> str:
-    rng = random.Random(6)
-    tmp = tmp_path_factory.mktemp("ner_cased")
-    with (tmp / "train.jsonl").open("w") as fh:
-        for i in range(96):
-            text, spans = _cased_sentence(rng)
-            fh.write(json.dumps({"id": str(i), "text": text, "spans": spans}) + "\n")
-    cfg = TrainConfig(data=[tmp / "train.jsonl"], out=tmp / "model", max_steps=60, lr=5e-4, batch_size=8,
-                      max_length=64, num_layers=2, seed=1, threads=1, case_channel=True)
-    train(cfg)
-    return str(tmp / "model")
+    return _train_tiny(tmp_path_factory.mktemp("ner_cased"), _cased_sentence, 96, 6, max_steps=60, case_channel=True)
 
 
 @pytest.mark.slow
