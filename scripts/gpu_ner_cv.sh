@@ -6,8 +6,8 @@
 # and run there with carry [".gpucarry", ".whl"]:
 #   bash scripts/gpu_ner_cv.sh "e:--steps 1000" "f:--steps 400 --seed 29"
 # (surrogate copies: prepare --surrogates 2 before carry, then e.g. "g:--steps 1000 --surrogate-repeats 2";
-#  the case channel behind three seeds: "k:--steps 400 --case-channel" "l:--steps 400 --case-channel --seed 7"
-#  "m:--steps 400 --case-channel --seed 29")
+#  the case channel behind three seeds (trained on the CPU on 2026-11-29 instead): "k:--steps 400 --case-channel"
+#  "l:--steps 400 --case-channel --seed 7" "m:--steps 400 --case-channel --seed 29")
 # Each argument is VARIANT:TRAIN-ARGS. Back under $OUT: VARIANTfoldall.tar (the model on all design notes, no
 # word-piece embeddings: ner_cv.py unpack puts the shipped ones back), with KEEP_FOLDS=V that variant's fold models
 # (folds_V.tar.partNN), THRESHOLDS=a,b,c the decode thresholds of the out-of-fold spans, oof_VARIANT.jsonl.gz (then `decider_cv.py oof-filter` here: wordfreq is not there), and log.txt.
