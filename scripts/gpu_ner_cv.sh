@@ -7,7 +7,10 @@
 #   bash scripts/gpu_ner_cv.sh "e:--steps 1000" "f:--steps 400 --seed 29"
 # (surrogate copies: prepare --surrogates 2 before carry, then e.g. "g:--steps 1000 --surrogate-repeats 2";
 #  the case channel behind three seeds (trained on the CPU on 2026-11-29 instead): "k:--steps 400 --case-channel"
-#  "l:--steps 400 --case-channel --seed 7" "m:--steps 400 --case-channel --seed 29")
+#  "l:--steps 400 --case-channel --seed 7" "m:--steps 400 --case-channel --seed 29"; their weight soup, made here with
+#  `ner_cv.py soup --variants k,l,m --out-variant n --folds 0,1,2,3,4,all`, gave the best design CV so far and lost
+#  lockbox recall: README, "The case channel to the lockbox"; SOUP=V:A,B,C makes such a soup here, e.g.
+#  SOUP=s:k,l,m,o,p KEEP_FOLDS=s bash scripts/gpu_ner_cv.sh "k:--steps 400 --case-channel" ... "p:... --seed 67")
 # Each argument is VARIANT:TRAIN-ARGS. Back under $OUT: VARIANTfoldall.tar (the model on all design notes, no
 # word-piece embeddings: ner_cv.py unpack puts the shipped ones back), with KEEP_FOLDS=V that variant's fold models
 # (folds_V.tar.partNN), THRESHOLDS=a,b,c the decode thresholds of the out-of-fold spans, oof_VARIANT.jsonl.gz (then `decider_cv.py oof-filter` here: wordfreq is not there), and log.txt.
@@ -29,13 +32,26 @@ for spec in "$@"; do
 done
 wait
 echo "training: $(( $(date +%s) - t0 )) s" >>"$OUT/log.txt"
-for spec in "$@"; do
+specs=("$@")
+if [ -n "${SOUP:-}" ]; then
+  # SOUP=V:A,B,C: the weight soup of the trained variants A, B, C (each fold model and the all-notes model the mean
+  # of theirs) as variant V, whose out-of-fold spans and Vfoldall.tar come back like a trained variant's
+  if python3 scripts/ner_cv.py soup --packs /tmp/packs --variants "${SOUP#*:}" --out-variant "${SOUP%%:*}" \
+      --folds all,0,1,2,3,4 >>"$OUT/log.txt" 2>&1; then
+    specs+=("${SOUP%%:*}:@soup ${SOUP#*:}")
+  else
+    echo "soup ${SOUP}: failed" >>"$OUT/log.txt"
+  fi
+fi
+for spec in "${specs[@]}"; do
   v=${spec%%:*}; a=${spec#*:}
-  grep -h '^{' /tmp/logs/train_"${v}"_*.log >>"$OUT/log.txt"
+  grep -h '^{' /tmp/logs/train_"${v}"_*.log >>"$OUT/log.txt" 2>/dev/null
+  recipe="scripts/ner_cv.py train --lr 1e-4 --repeat 3 $a (stage-2 base, GPU bf16)"
+  [[ $a == @soup* ]] && recipe="scripts/ner_cv.py soup --variants ${a#@soup } (the weight mean of those variants)"
   if ls /tmp/packs/"${v}"fold{0,1,2,3,4}.tar >/dev/null 2>&1; then
     python3 scripts/decider_cv.py oof --packs /tmp/packs --variant "$v" --notes .gpu/physionet.jsonl \
       --out "$OUT/oof_$v.jsonl.gz" --jobs 5 --threads 3 --no-filter --thresholds ${THRESHOLDS:-0.08,0.05,0.03} \
-      --recipe "scripts/ner_cv.py train --lr 1e-4 --repeat 3 $a (stage-2 base, GPU bf16), CPU int8 inference" \
+      --recipe "$recipe, CPU int8 inference" \
       >>"$OUT/log.txt" 2>&1
   else
     echo "variant $v: a fold model is missing" >>"$OUT/log.txt"; tail -5 /tmp/logs/train_"${v}"_*.log >>"$OUT/log.txt"
