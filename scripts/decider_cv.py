@@ -62,11 +62,16 @@ OVERRIDE: dict[str, Any] = {"oof": None, "ner_model": None, "fp32": False}
 OOF_FP32 = REPO / "scripts/data/ner_oof_physionet_design_fp32.jsonl.gz"
 
 
-def read_oof(path: Path | None = None) -> tuple[dict[str, Any], dict[str, dict[str, list[dict[str, Any]]]]]:
-    """(header, note id -> NER threshold -> NER spans) of the out-of-fold file."""
+def read_oof(path: Path | None = None, *, partial_ok: bool = False
+             ) -> tuple[dict[str, Any], dict[str, dict[str, list[dict[str, Any]]]]]:
+    """(header, note id -> NER threshold -> NER spans) of the out-of-fold file. A file of some folds only (``oof
+    --folds``) is refused unless ``partial_ok``: the decision stage needs every design note's spans."""
     path = path or OVERRIDE["oof"] or (OOF_FP32 if OVERRIDE["fp32"] else OOF)
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         header = json.loads(fh.readline())
+        if header.get("folds_written") is not None and not partial_ok:
+            raise SystemExit(f"{Path(path).name} holds the spans of folds {header['folds_written']} only "
+                             "(oof --folds); this needs every design note's")
         spans = {}
         for line in fh:
             rec = json.loads(line)
@@ -125,8 +130,11 @@ def oof(args: argparse.Namespace) -> int:
     gold = load_gold(args.notes) if args.notes else design_gold()
     thresholds = [float(t) for t in args.thresholds.split(",")]
     folds = group_folds(gold, K, 0)
+    wanted = sorted({int(k) for k in args.folds.split(",")})
+    if not set(wanted) <= set(range(K)):
+        raise SystemExit(f"--folds: each between 0 and {K - 1}")
     jobs = [(k, args.packs, args.variant, [gold[i] for i in held], thresholds, max(1, args.threads), args.no_filter,
-             not args.fp32) for k, held in enumerate(folds)]
+             not args.fp32) for k, held in enumerate(folds) if k in wanted]
     rows: dict[str, dict[str, Any]] = {}
     if args.jobs > 1:
         import multiprocessing
@@ -143,10 +151,13 @@ def oof(args: argparse.Namespace) -> int:
               "folds": K, "fold_seed": 0, "thresholds": thresholds, "packs_variant": args.variant,
               "recipe": args.recipe, "torch": __import__("torch").__version__, "function_words_dropped": not args.no_filter,
               "numeric_path": "cpu float32 (profile cpu-fp32)" if args.fp32 else "cpu dynamic int8 (profile cpu-int8)"}
+    if len(wanted) < K:
+        header["folds_written"] = wanted  # a probe of some folds' models: oof-score reads it, training refuses it
     with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as fh:
         fh.write(json.dumps(header) + "\n")
         for g in gold:
-            fh.write(json.dumps(rows[g.id]) + "\n")
+            if g.id in rows:
+                fh.write(json.dumps(rows[g.id]) + "\n")
     print(f"wrote {out} ({out.stat().st_size} bytes)")
     return 0
 
@@ -176,9 +187,11 @@ def oof_score(args: argparse.Namespace) -> int:
     from processors.evaluation.scoring import evaluate
     from schemas.models import Span
 
-    gold = design_gold()
     files = [Path(f) for f in args.files]
-    read = {f: read_oof(f) for f in files}
+    read = {f: read_oof(f, partial_ok=True) for f in files}
+    # a file of some folds only (oof --folds): every file is scored on the notes they all hold
+    common = set.intersection(*(set(rows) for _, rows in read.values()))
+    gold = [g for g in design_gold() if g.id in common]
     thresholds = [t for t in args.thresholds.split(",") if all(t in {str(x) for x in h["thresholds"]}
                                                                 for h, _ in read.values())]
     if not thresholds:
@@ -191,10 +204,10 @@ def oof_score(args: argparse.Namespace) -> int:
 
     out: dict[str, Any] = {"what": "the NER alone on the PhysioNet design notes, out of fold (token counts)",
                            "date": time.strftime("%Y-%m-%d"), "command": " ".join(["scripts/decider_cv.py", *sys.argv[1:]]),
-                           "files": {}}
+                           "notes": len(gold), "files": {}}
     for f, (header, rows) in read.items():
         out["files"][str(f)] = {"recipe": header.get("recipe"), "packs_variant": header.get("packs_variant"),
-                                **{t: counts({i: rows[i][t] for i in rows}) for t in thresholds}}
+                                **{t: counts({i: rows[i][t] for i in common}) for t in thresholds}}
         print(json.dumps({"file": f.name, **{t: out["files"][str(f)][t] for t in thresholds}}), flush=True)
     if args.union and len(files) > 1:
         union: dict[str, Any] = {}
@@ -202,6 +215,8 @@ def oof_score(args: argparse.Namespace) -> int:
             merged: dict[str, list[dict[str, Any]]] = {}
             for _, rows in read.values():
                 for i, spans in rows.items():
+                    if i not in common:
+                        continue
                     seen = merged.setdefault(i, [])
                     seen.extend(x for x in spans[t] if x not in seen)
             union[t] = counts(merged)
@@ -832,6 +847,8 @@ def main() -> int:
     f.add_argument("input")
     f.add_argument("out")
     o.add_argument("--threads", type=int, default=2, help="torch threads per process")
+    o.add_argument("--folds", default=",".join(str(k) for k in range(K)),
+                   help="only these folds' models (a probe: oof-score reads the file, the decision stage refuses it)")
     o.add_argument("--recipe", default="scripts/ner_cv.py train --steps 400 --lr 1e-4 --repeat 3 (stage-2 base), "
                    "CPU int8 inference", help="how the packs were trained (written into the header)")
     sc = sub.add_parser("oof-score", help="the NER alone on the design notes from out-of-fold files")

@@ -12,6 +12,8 @@
     .venv/bin/python scripts/ner_cv.py score --packs DIR [-o scripts/results/ner_cv_physionet.json]
     # surrogate copies (issue 25): prepare --surrogates 2, then train --repeat 3 --surrogate-repeats 2 trains on
     # the design notes once as they are and twice with every identifier replaced by a new surrogate
+    # Spanish text (the mix has none): train --meddocan-repeats 1 adds MEDDOCAN train (prepare writes it in our
+    # labels, each note its own group: a fold model sees four fifths of it, the same split scores the fifth)
     # a soup (Wortsman et al. 2022): the weights of several trainings of one fold averaged (seeds of the same recipe
     # from the same base), one model's cost at inference; packs named {variant}fold{k}.tar in, {out-variant}... out
     .venv/bin/python scripts/ner_cv.py soup --packs .gpu/packs --variants d,e --out-variant s [--folds 0,1,2,3,4]
@@ -45,6 +47,9 @@ REPO = Path(__file__).resolve().parents[1]
 WORK = REPO / ".gpu"
 SHIPPED = REPO / "processors/ner/models/deid-minilm"
 DEV = REPO.parent / "shared/data/eval/physionet_deid_dev.jsonl"
+MEDDOCAN_TRAIN = REPO.parent / "shared/data/eval/meddocan_train.jsonl"
+#: MEDDOCAN's two name labels and the subtype each is (its label map gives plain NAME)
+MEDDOCAN_NAME_SUBTYPES = {"NOMBRE_SUJETO_ASISTENCIA": "PATIENT", "NOMBRE_PERSONAL_SANITARIO": "PROVIDER"}
 EMBED = "bert.embeddings.word_embeddings.weight"
 K = 5
 #: the last commit whose shipped model is stage 2 (synthetic notes only): the base of every fold model
@@ -114,8 +119,10 @@ def prepare(args: argparse.Namespace) -> int:
                      for s in g.spans]
             fh.write(json.dumps({"id": g.id, "text": g.text, "spans": spans, "patient_group": g.group}) + "\n")
     write_surrogates(args.surrogates)
+    n_meddocan = write_meddocan()
     write_base()
-    print(f"wrote {WORK}/mix.jsonl ({len(examples)} notes), physionet.jsonl ({len(gold)} notes) and the stage-2 base "
+    print(f"wrote {WORK}/mix.jsonl ({len(examples)} notes), physionet.jsonl ({len(gold)} notes), "
+          f"meddocan_train.jsonl ({n_meddocan} notes) and the stage-2 base "
           f"model ({BASE}, from git {STAGE2_COMMIT})")
     return 0
 
@@ -137,6 +144,38 @@ def write_surrogates(n: int) -> None:
             for rec in records:
                 copy = surrogate_copy(rec, secret, str(rec["patient_group"]))
                 fh.write(json.dumps({**copy, "id": f"{rec['id']}#sur{r}"}) + "\n")
+
+
+def meddocan_file() -> Path:
+    return WORK / "meddocan_train.jsonl"
+
+
+def write_meddocan(src: Path = MEDDOCAN_TRAIN, dest: Path | None = None) -> int:
+    """MEDDOCAN train (Spanish clinical cases with surrogate identifiers; the NER's mix has no Spanish text) in our
+    labels for ``train --meddocan-repeats``: names with the subtype their corpus label says, ``OTHER`` as ID (the
+    model has no OTHER class), the labels our policy does not count (ages, sex, kin words, occupations) left out as
+    unlabelled text. Each note is its own patient group, so a fold model trains on four fifths of them
+    (``processors.evaluation.folds.splits``, as for the design notes) and the fifth it did not see can be scored out
+    of fold. Returns the number of notes."""
+    from processors.evaluation.gold import load_label_map
+
+    dest = dest or meddocan_file()
+    mapping = load_label_map("meddocan")
+    n = 0
+    with dest.open("w", encoding="utf-8") as fh:
+        for line in src.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            spans = []
+            for sp in rec["spans"]:
+                label = mapping.get(sp["label"])
+                if label is None:
+                    continue
+                spans.append({"start": sp["start"], "end": sp["end"], "label": "ID" if label == "OTHER" else label,
+                              "subtype": MEDDOCAN_NAME_SUBTYPES.get(sp["label"]) if label == "NAME" else None,
+                              "text": rec["text"][sp["start"]:sp["end"]]})
+            fh.write(json.dumps({"id": rec["id"], "text": rec["text"], "spans": spans, "patient_group": rec["id"]}) + "\n")
+            n += 1
+    return n
 
 
 def _tar_folder(folder: Path, dest: Path) -> None:
@@ -191,6 +230,10 @@ def train_folds(args: argparse.Namespace) -> int:
         raise SystemExit(f"no {', '.join(missing)}: run prepare --surrogates {args.surrogate_repeats} first")
     # of the design notes' repeats, the last --surrogate-repeats are their surrogate copies
     data = [mix] + [WORK / "physionet.jsonl"] * (args.repeat - args.surrogate_repeats) + copies
+    if args.meddocan_repeats:
+        if not meddocan_file().is_file():
+            write_meddocan()
+        data += [meddocan_file()] * args.meddocan_repeats
     for fold in args.folds.split(","):
         t0 = time.perf_counter()
         model_dir = Path("/tmp/ner_cv") / f"{args.variant}fold{fold}"
@@ -203,7 +246,8 @@ def train_folds(args: argparse.Namespace) -> int:
                      + (f" --surrogate-repeats {args.surrogate_repeats}" if args.surrogate_repeats else "")
                      + (f" --shift-max {args.shift_max}" if args.shift_max is not None else "")
                      + (f" --synthetic-max {args.synthetic_max}" if args.synthetic_max is not None else "")
-                     + (" --case-channel" if args.case_channel else "")),
+                     + (" --case-channel" if args.case_channel else "")
+                     + (f" --meddocan-repeats {args.meddocan_repeats}" if args.meddocan_repeats else "")),
         )
         result = train(cfg)
         tail = result.losses[-max(1, len(result.losses) // 10):]
@@ -230,7 +274,7 @@ def carry(args: argparse.Namespace) -> int:
     CARRY.mkdir(exist_ok=True)
     with (WORK / "mix.jsonl").open("rb") as src, gzip.open(CARRY / "mix.jsonl.gz", "wb", compresslevel=6) as dst:
         shutil.copyfileobj(src, dst)
-    for f in [WORK / "physionet.jsonl", *sorted(WORK.glob("physionet_sur*.jsonl"))]:
+    for f in [WORK / "physionet.jsonl", *sorted(WORK.glob("physionet_sur*.jsonl")), *WORK.glob("meddocan_train.jsonl")]:
         shutil.copy(f, CARRY / f.name)
     base = CARRY / "base"
     base.mkdir(exist_ok=True)
@@ -259,7 +303,7 @@ def uncarry(args: argparse.Namespace) -> int:
     BASE.mkdir(exist_ok=True)
     with gzip.open(CARRY / "mix.jsonl.gz", "rb") as src, (WORK / "mix.jsonl").open("wb") as dst:
         shutil.copyfileobj(src, dst)
-    for f in [CARRY / "physionet.jsonl", *sorted(CARRY.glob("physionet_sur*.jsonl"))]:
+    for f in [CARRY / "physionet.jsonl", *sorted(CARRY.glob("physionet_sur*.jsonl")), *CARRY.glob("meddocan_train.jsonl")]:
         shutil.copy(f, WORK / f.name)
     tensors = load_file(str(CARRY / "base/model.safetensors"))
     tensors[EMBED] = load_file(str(SHIPPED / "model.safetensors"))[EMBED].to(torch.float16)
@@ -509,6 +553,8 @@ def main() -> int:
     t.add_argument("--synthetic-max", type=int, default=None, help="use only the first N other synthetic notes")
     t.add_argument("--case-channel", action="store_true", help="each word's case as the piece's token type "
                    "(processors.ner.step.add_case_channel; the stage-2 base has no such channel: its rows start as copies)")
+    t.add_argument("--meddocan-repeats", type=int, default=0, help="also train on MEDDOCAN train (Spanish; prepare "
+                   "writes it) this many times; a fold model sees the four fifths of its notes outside the fold")
     sub.add_parser("carry", help="here: .gpucarry/, what train needs on the GPU machine (with the .whl wheels)")
     sub.add_parser("uncarry", help="on the GPU machine: .gpu/ from .gpucarry/")
     o = sub.add_parser("score-one", help="one fold's model: its held-out dev notes and presidio_synth_v2")

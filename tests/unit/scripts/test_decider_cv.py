@@ -72,6 +72,35 @@ def test_when_two_ners_out_of_fold_files_are_scored_then_their_union_finds_what_
     assert got["union"]["0.005"] == {"precision": 0.5, "recall": 0.5, "fp": 1, "fn": 1}
 
 
+def test_when_an_out_of_fold_file_holds_some_folds_only_then_scoring_takes_the_common_notes_and_training_refuses_it(
+        monkeypatch: Any, tmp_path: Path) -> None:
+    import argparse
+    import gzip
+    import json
+
+    import pytest
+
+    text = "Seen by SMITH today."
+    smith = text.index("SMITH")
+    gold = [GoldNote(id=i, text=text, spans=(GoldSpan(smith, smith + 5, "NAME"),)) for i in ("a", "b")]
+    monkeypatch.setattr(cv, "design_gold", lambda: gold)
+    full = _oof(tmp_path / "full.jsonl.gz", {"a": {"0.005": [_ner(smith, smith + 5, 0.5)]}, "b": {"0.005": []}})
+    probe = tmp_path / "probe.jsonl.gz"
+    with gzip.open(probe, "wt", encoding="utf-8") as fh:  # oof --folds 0: note b's fold was not run
+        fh.write(json.dumps({"thresholds": [0.005], "folds_written": [0]}) + "\n")
+        fh.write(json.dumps({"id": "a", "fold": 0, "spans": {"0.005": []}}) + "\n")
+    out = tmp_path / "scores.json"
+    assert cv.oof_score(argparse.Namespace(files=[str(full), str(probe)], thresholds="0.005", union=False,
+                                           output=str(out))) == 0
+    got = json.loads(out.read_text())
+    assert got["notes"] == 1  # note b is left out of both, not counted as the probe's miss
+    assert got["files"][str(full)]["0.005"] == {"precision": 1.0, "recall": 1.0, "fp": 0, "fn": 0}
+    assert got["files"][str(probe)]["0.005"] == {"precision": None, "recall": 0.0, "fp": 0, "fn": 1}
+    with pytest.raises(SystemExit, match="folds \\[0\\] only"):
+        cv.read_oof(probe)
+    assert set(cv.read_oof(full)[1]) == {"a", "b"}
+
+
 def test_when_ners_out_of_fold_files_are_averaged_then_each_span_scores_the_mean_of_the_best_overlaps(
         tmp_path: Path) -> None:
     import argparse

@@ -143,3 +143,37 @@ def test_when_more_surrogate_repeats_than_repeats_or_no_copies_then_training_is_
         ner_cv.train_folds(argparse.Namespace(**args))
     with pytest.raises(SystemExit, match="prepare --surrogates 1"):
         ner_cv.train_folds(argparse.Namespace(**{**args, "surrogate_repeats": 1}))
+
+
+def test_when_meddocan_train_is_written_for_the_ner_then_labels_are_ours_with_name_subtypes_and_notes_fold_apart(
+        ner_cv: Any, tmp_path: Path) -> None:
+    from processors.evaluation.folds import splits
+    from processors.evaluation.gold import load_gold
+    from processors.training.ner import read_examples
+
+    text = "Nombre: Ernesto Rivera. Edad: 70 años. Médico: Ana Ruiz. Tatuaje en el brazo. Ingreso: 12/12/2016."
+    def at(s: str) -> tuple[int, int]:
+        i = text.index(s)
+        return i, i + len(s)
+    spans = [(*at("Ernesto Rivera"), "NOMBRE_SUJETO_ASISTENCIA"), (*at("70 años"), "EDAD_SUJETO_ASISTENCIA"),
+             (*at("Ana Ruiz"), "NOMBRE_PERSONAL_SANITARIO"), (*at("Tatuaje en el brazo"), "OTROS_SUJETO_ASISTENCIA"),
+             (*at("12/12/2016"), "FECHAS")]
+    src = tmp_path / "meddocan_train.jsonl"
+    with src.open("w") as fh:
+        for i in range(10):
+            fh.write(json.dumps({"id": f"meddocan-{i}", "split": "train", "text": text,
+                                 "spans": [{"start": s, "end": e, "label": lab, "text": text[s:e]}
+                                           for s, e, lab in spans]}) + "\n")
+    dest = tmp_path / "out.jsonl"
+    assert ner_cv.write_meddocan(src, dest) == 10
+    records = [json.loads(line) for line in dest.read_text().splitlines()]
+    assert [r["patient_group"] for r in records] == [f"meddocan-{i}" for i in range(10)]
+    assert [(s["text"], s["label"], s["subtype"]) for s in records[0]["spans"]] == [
+        ("Ernesto Rivera", "NAME", "PATIENT"), ("Ana Ruiz", "NAME", "PROVIDER"),
+        ("Tatuaje en el brazo", "ID", None), ("12/12/2016", "DATE", None)]  # the age: not an identifier here
+    # a fold model trains on the notes outside its fold only, the same split the scoring side uses
+    fit, held = list(splits(load_gold(dest), 5, 0))[0]
+    examples = read_examples([dest], None, subtypes=["NAME"], fold="0/5")
+    assert sorted(e.id for e in examples) == sorted(records[i]["id"] for i in fit)
+    assert not {records[i]["id"] for i in held} & {e.id for e in examples}
+    assert {c for e in examples for _, _, c in e.spans} == {"NAME/PATIENT", "NAME/PROVIDER", "ID", "DATE"}
