@@ -58,7 +58,7 @@ def _span_dict(s: Any) -> dict[str, Any]:
 #: another NER's files for an experiment (``--oof`` / ``--ner-model`` of train and measure); None: the shipped ones.
 #: ``fp32`` (``--fp32``): the NER model unquantized, the cpu-fp32 / gpu-fp16 profiles' path, with its own
 #: out-of-fold spans (``OOF_FP32``)
-OVERRIDE: dict[str, Any] = {"oof": None, "ner_model": None, "fp32": False}
+OVERRIDE: dict[str, Any] = {"oof": None, "ner_model": None, "fp32": False, "other_oof": []}
 OOF_FP32 = REPO / "scripts/data/ner_oof_physionet_design_fp32.jsonl.gz"
 
 
@@ -147,7 +147,8 @@ def oof(args: argparse.Namespace) -> int:
             rows.update(_oof_fold(job))
     out = Path(args.out) if args.out else OOF
     out.parent.mkdir(parents=True, exist_ok=True)
-    header = {"what": "NER spans of each PhysioNet dev design note from the fold model trained without its patient",
+    header = {"what": "NER spans of each note from the fold model trained without its patient"
+                      + (f" ({args.notes})" if args.notes else " (the PhysioNet dev design notes)"),
               "folds": K, "fold_seed": 0, "thresholds": thresholds, "packs_variant": args.variant,
               "recipe": args.recipe, "torch": __import__("torch").__version__, "function_words_dropped": not args.no_filter,
               "numeric_path": "cpu float32 (profile cpu-fp32)" if args.fp32 else "cpu dynamic int8 (profile cpu-int8)"}
@@ -385,11 +386,29 @@ def span_agreement(golds: Mapping[str, Sequence[Any]], gpu: Mapping[str, Any], t
 
 
 def stored_for(corpora: Sequence[Any], threshold: float) -> dict[str, list[dict[str, Any]]]:
-    """NER spans for every training note: out of fold for the PhysioNet design notes, the shipped model's else."""
+    """NER spans for every training note: out of fold for the PhysioNet design notes, the shipped model's (or
+    ``--ner-model``'s) else, but out of fold too for a corpus that an ``--other-oof`` file covers (one the NER was
+    trained on, e.g. MEDDOCAN train with ``ner_cv.py train --meddocan-repeats``: the all-notes model's spans on its
+    own training notes would teach the decision model an overconfident NER)."""
     stored = stored_at(threshold)
+    others = [read_oof(Path(f)) for f in OVERRIDE["other_oof"]]
+    used = [False] * len(others)
     for c in corpora:
-        if not c.name.startswith("physionet"):
+        if c.name.startswith("physionet"):
+            continue
+        ids = {g.id for g in c.gold}
+        cover = [k for k, (_, rows) in enumerate(others) if ids <= set(rows)]
+        if not cover:
             stored.update(shipped_ner(c.gold, threshold, c.name))
+            continue
+        header, rows = others[cover[0]]
+        if str(threshold) not in {str(t) for t in header["thresholds"]}:
+            raise SystemExit(f"{OVERRIDE['other_oof'][cover[0]]}: no spans at NER threshold {threshold}")
+        stored.update({i: rows[i][str(threshold)] for i in ids})
+        used[cover[0]] = True
+    unused = [str(f) for f, u in zip(OVERRIDE["other_oof"], used, strict=True) if not u]
+    if unused:
+        raise SystemExit(f"--other-oof {', '.join(unused)}: covers no training corpus's notes")
     return stored
 
 
@@ -909,9 +928,12 @@ def main() -> int:
                        help="the NER unquantized (the cpu-fp32 / gpu-fp16 path) and its out-of-fold spans")
         p.add_argument("--oof", type=Path, default=None, help="another NER's out-of-fold file (an experiment)")
         p.add_argument("--ner-model", type=Path, default=None, help="that NER's model on all design notes")
+        p.add_argument("--other-oof", type=Path, action="append", default=[],
+                       help="out-of-fold NER spans of another training corpus's notes (oof --notes FILE), for a NER "
+                       "trained on that corpus too (repeatable)")
     args = ap.parse_args()
     OVERRIDE.update(oof=getattr(args, "oof", None), ner_model=getattr(args, "ner_model", None),
-                    fp32=getattr(args, "fp32", False))
+                    fp32=getattr(args, "fp32", False), other_oof=getattr(args, "other_oof", []))
     return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate,
             "profile": profile, "fold-ners": fold_ners, "oof-score": oof_score, "oof-mean": oof_mean,
             "risk-cv": risk_cv}[args.cmd](args)

@@ -514,7 +514,8 @@ FP32_COPY = "#fp32"
 
 def other_ner() -> dict[str, str]:
     """The NER a run used instead of the shipped recipe's (``--oof``, ``--ner-model``), as recorded in the output."""
-    return {"oof": str(D.OVERRIDE["oof"]), "model": str(D.OVERRIDE["ner_model"])}
+    return {"oof": str(D.OVERRIDE["oof"]), "model": str(D.OVERRIDE["ner_model"]),
+            **({"other_oof": [str(f) for f in D.OVERRIDE["other_oof"]]} if D.OVERRIDE["other_oof"] else {})}
 #: the out-of-fold file of the design notes' second rows (``--copy-oof``; default: the float32 path's)
 COPY_OOF: dict[str, Path] = {"path": D.OOF_FP32}
 
@@ -830,6 +831,7 @@ def lockbox_seeds(args: argparse.Namespace) -> int:
     # another NER (its out-of-fold spans and its model; decider_cv's train resets the override from its arguments)
     ner = ([] if D.OVERRIDE["oof"] is None else
            ["--oof", str(D.OVERRIDE["oof"]), "--ner-model", str(D.OVERRIDE["ner_model"])])
+    ner += [x for f in D.OVERRIDE["other_oof"] for x in ("--other-oof", str(f))]
     runs: dict[str, dict[str, Any]] = {}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, trial.patch():
@@ -891,11 +893,18 @@ def main() -> int:
                        help="another NER's out-of-fold file of the design notes (default: the shipped recipe's)")
         p.add_argument("--ner-model", type=Path, default=None,
                        help="that NER's model on all design notes: the other corpora's and the sets' NER spans")
+        p.add_argument("--other-oof", type=Path, action="append", default=[],
+                       help="out-of-fold NER spans of another training corpus (decider_cv.py oof --notes FILE), for a "
+                       "NER trained on it too, e.g. ner_cv.py train --meddocan-repeats (with --oof and --ner-model)")
     args = ap.parse_args()
     if getattr(args, "oof", None) is not None or getattr(args, "ner_model", None) is not None:
         if args.oof is None or args.ner_model is None:
             raise SystemExit("--oof and --ner-model go together: the out-of-fold spans and the model they stand for")
         D.OVERRIDE.update(oof=args.oof, ner_model=args.ner_model)
+    if getattr(args, "other_oof", None):
+        if args.oof is None:
+            raise SystemExit("--other-oof goes with --oof and --ner-model: the NER those spans come from")
+        D.OVERRIDE["other_oof"] = list(args.other_oof)
     if getattr(args, "copy_oof", None) is not None:
         COPY_OOF["path"] = args.copy_oof
     return {"cv": cv, "thresholds": threshold_rules, "lockbox": lockbox, "lockbox-seeds": lockbox_seeds}[args.cmd](args)

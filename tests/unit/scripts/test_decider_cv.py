@@ -132,3 +132,29 @@ def test_when_rules_are_ablated_over_seeds_then_each_cell_is_the_rule_off_agains
     mean = cv.mean_table([a, b])
     assert mean["use_terms"]["lockbox"] == {"identifier_tokens_lost": -1.0, "false_positive_tokens_removed": 5.0}
     assert mean["use_syntax"]["lockbox"] == {"identifier_tokens_lost": 0.5, "false_positive_tokens_removed": 2.0}
+
+
+def test_when_another_corpus_has_out_of_fold_spans_then_its_training_rows_take_them_and_a_stray_file_is_refused(
+        monkeypatch: Any, tmp_path: Path) -> None:
+    import pytest
+
+    from processors.training.decider import Corpus
+
+    def notes(*ids: str) -> list[GoldNote]:
+        return [GoldNote(id=i, text="x", spans=()) for i in ids]
+
+    corpora = [Corpus("physionet_design", notes("p1"), True), Corpus("synthetic", notes("s1"), False),
+               Corpus("meddocan_train", notes("m1", "m2"), False)]
+    monkeypatch.setattr(cv, "stored_at", lambda t: {"p1": [_ner(0, 1, 0.5)]})
+    monkeypatch.setattr(cv, "shipped_ner", lambda gold, t, name: {g.id: [_ner(0, 1, 0.9)] for g in gold})
+    oof = _oof(tmp_path / "meddocan.jsonl.gz", {"m1": {"0.005": [_ner(0, 1, 0.2)]}, "m2": {"0.005": []}})
+    monkeypatch.setitem(cv.OVERRIDE, "other_oof", [oof])
+    stored = cv.stored_for(corpora, 0.005)
+    # MEDDOCAN train from the fold models that did not train on each note; synthetic from the all-notes model
+    assert stored == {"p1": [_ner(0, 1, 0.5)], "s1": [_ner(0, 1, 0.9)], "m1": [_ner(0, 1, 0.2)], "m2": []}
+    with pytest.raises(SystemExit, match="no spans at NER threshold 0.01"):
+        cv.stored_for(corpora, 0.01)
+    stray = _oof(tmp_path / "stray.jsonl.gz", {"zz": {"0.005": []}})
+    monkeypatch.setitem(cv.OVERRIDE, "other_oof", [oof, stray])
+    with pytest.raises(SystemExit, match="covers no training corpus"):
+        cv.stored_for(corpora, 0.005)

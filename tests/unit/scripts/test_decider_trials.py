@@ -146,13 +146,19 @@ def test_when_another_ners_spans_are_given_without_its_model_then_the_run_is_ref
     import pytest
 
     D = trials.D
-    monkeypatch.setattr(D, "OVERRIDE", {"oof": None, "ner_model": None, "fp32": False})
+    monkeypatch.setattr(D, "OVERRIDE", {"oof": None, "ner_model": None, "fp32": False, "other_oof": []})
     out = tmp_path / "trials.json"
     for extra in (["--oof", str(tmp_path / "oof.jsonl.gz")], ["--ner-model", str(tmp_path / "model")]):
         monkeypatch.setattr(sys, "argv", ["decider_trials.py", "cv", "--trial", "baseline", "-o", str(out), *extra])
         with pytest.raises(SystemExit, match="go together"):
             trials.main()
         assert D.OVERRIDE["oof"] is None and D.OVERRIDE["ner_model"] is None
+    # another corpus's out-of-fold spans stand for a NER other than the shipped one: not without it
+    monkeypatch.setattr(sys, "argv", ["decider_trials.py", "cv", "--trial", "baseline", "-o", str(out),
+                                      "--other-oof", str(tmp_path / "meddocan.jsonl.gz")])
+    with pytest.raises(SystemExit, match="goes with --oof"):
+        trials.main()
+    assert D.OVERRIDE["other_oof"] == []
     assert not out.exists()
 
 
@@ -252,7 +258,7 @@ def test_when_the_monotone_trial_is_patched_in_then_a_model_rises_with_the_ner_s
 def test_when_lockbox_seeds_runs_with_no_lockbox_then_no_lockbox_set_is_scored(
         monkeypatch: Any, tmp_path: Path, flag: list[str], expected: set[str]) -> None:
     D = trials.D
-    monkeypatch.setattr(D, "OVERRIDE", {"oof": None, "ner_model": None, "fp32": False})
+    monkeypatch.setattr(D, "OVERRIDE", {"oof": None, "ner_model": None, "fp32": False, "other_oof": []})
     monkeypatch.setattr(D, "eval_golds", lambda: {k: [] for k in sorted(
         {"physionet_lockbox", "synthetic", "meddocan_dev_design", "meddocan_dev_lockbox"})})
     seen: dict[str, Any] = {}
