@@ -232,6 +232,8 @@ def train_folds(args: argparse.Namespace) -> int:
     data = [mix] + [WORK / "physionet.jsonl"] * (args.repeat - args.surrogate_repeats) + copies
     if args.meddocan_repeats:
         if not meddocan_file().is_file():
+            if not MEDDOCAN_TRAIN.is_file():  # the GPU machine: no ../shared there
+                raise SystemExit(f"no {meddocan_file()}: run prepare where ../shared is (it writes it), then carry")
             write_meddocan()
         data += [meddocan_file()] * args.meddocan_repeats
     for fold in args.folds.split(","):

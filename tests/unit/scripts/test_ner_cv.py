@@ -177,3 +177,18 @@ def test_when_meddocan_train_is_written_for_the_ner_then_labels_are_ours_with_na
     assert sorted(e.id for e in examples) == sorted(records[i]["id"] for i in fit)
     assert not {records[i]["id"] for i in held} & {e.id for e in examples}
     assert {c for e in examples for _, _, c in e.spans} == {"NAME/PATIENT", "NAME/PROVIDER", "ID", "DATE"}
+
+
+def test_when_meddocan_is_asked_for_where_neither_its_file_nor_the_corpus_is_then_training_is_refused(
+        ner_cv: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    monkeypatch.setattr(ner_cv, "WORK", tmp_path)
+    monkeypatch.setattr(ner_cv, "MEDDOCAN_TRAIN", tmp_path / "absent.jsonl")
+    (tmp_path / "base").mkdir()
+    base = _model(tmp_path / "base", [])
+    args = dict(out=str(tmp_path / "packs"), base=str(base), shift_max=None, synthetic_max=None, folds="0",
+                steps=1, lr=1e-4, repeat=2, surrogate_repeats=0, batch_size=2, variant="x", threads=1, seed=13,
+                meddocan_repeats=1)
+    with pytest.raises(SystemExit, match="run prepare where ../shared is"):
+        ner_cv.train_folds(argparse.Namespace(**args))
