@@ -161,12 +161,17 @@ _WORKER_STATS: dict[str, Any] | None = None
 #: what the initializer raised: re-raised by the first task (a Pool whose initializer raises restarts
 #: its workers forever instead of failing)
 _WORKER_ERROR: BaseException | None = None
+#: set by the parent when it stops early: every task not yet started returns at once, so the pool can be
+#: closed and joined instead of terminated (``Pool.terminate`` kills a worker that may hold the result
+#: queue's lock mid-write, and the pool's task thread then waits on that lock forever)
+_WORKER_ABORT: Any = None
 
 
-def _init_worker(settings_json: str, cfg_json: str, threads: int) -> None:
-    global _WORKER_PIPELINE, _WORKER_STATS, _WORKER_ERROR
+def _init_worker(settings_json: str, cfg_json: str, threads: int, abort: Any = None) -> None:
+    global _WORKER_PIPELINE, _WORKER_STATS, _WORKER_ERROR, _WORKER_ABORT
     from processors.runtime import pin_threads
 
+    _WORKER_ABORT = abort
     pin_threads(threads)  # before torch is imported in this process: OpenMP/MKL read the environment once
     started = time.monotonic()
     try:
@@ -184,6 +189,8 @@ def _init_worker(settings_json: str, cfg_json: str, threads: int) -> None:
 
 def _run_in_worker(batch: list[NoteIn]) -> tuple[list[Note], dict[str, Any] | None]:
     global _WORKER_STATS
+    if _WORKER_ABORT is not None and _WORKER_ABORT.is_set():
+        return [], None  # the parent stopped reading: nobody will see this batch
     if _WORKER_ERROR is not None:
         raise _WORKER_ERROR
     assert _WORKER_PIPELINE is not None
@@ -271,14 +278,29 @@ def run_notes(
     ctx = mp.get_context(_start_method())
     secret_settings = settings.model_dump(mode="json")
     secret_settings["secret"] = settings.secret.get_secret_value()
-    with ctx.Pool(workers, initializer=_init_worker,
-                  initargs=(json.dumps(secret_settings), cfg.model_dump_json(), threads)) as pool:
+    abort = ctx.Event()
+    pool = ctx.Pool(workers, initializer=_init_worker,
+                    initargs=(json.dumps(secret_settings), cfg.model_dump_json(), threads, abort))
+    interrupted = False
+    try:
         if versions is not None:
             versions.append(pool.apply(_worker_versions))
         for done, report in pool.imap(_run_in_worker, batched(notes, batch_size)):
             if report is not None and stats is not None:
                 stats.append(report)
             yield done
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
+    finally:
+        # a worker's error, or the caller stopped early: the tasks left return at once, and the workers exit
+        # when the queue is empty. Only Ctrl-C terminates them (it reached the workers too).
+        abort.set()
+        if interrupted:
+            pool.terminate()
+        else:
+            pool.close()
+        pool.join()
 
 
 def steady_rate(done: Sequence[tuple[float, int]], loads: Sequence[dict[str, Any]]) -> float | None:

@@ -86,3 +86,28 @@ def test_when_a_worker_process_cannot_build_the_pipeline_then_the_error_reaches_
     cfg = cfg.model_copy(update={"options": {**cfg.options, "ner": {"model_dir": "/nonexistent/model"}}})
     with pytest.raises(ConfigError, match="NER model folder not found"):
         list(run_notes(settings, cfg, _notes(4), batch_size=2, workers=2))
+
+
+def test_when_the_caller_stops_reading_early_then_the_pool_closes_without_leaving_workers() -> None:
+    import multiprocessing
+
+    settings = load_settings(None)
+    cfg = pipeline_config_for(settings, detect_only=True, steps="regex")
+    batches = run_notes(settings, cfg, _notes(40), batch_size=2, workers=2)
+    first = next(batches)
+    assert [n.note_id for n in first] == ["n0", "n1"]
+    batches.close()  # closed and joined, not terminated: a terminated worker may hold the result queue's lock
+    assert multiprocessing.active_children() == []
+
+
+def test_when_the_parent_has_stopped_then_a_worker_skips_the_batches_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    from streams.cli import _util
+
+    abort = multiprocessing.Event()
+    abort.set()
+    # no pipeline built in this process: a batch that were run would fail the worker's assertion
+    monkeypatch.setattr(_util, "_WORKER_ABORT", abort)
+    monkeypatch.setattr(_util, "_WORKER_PIPELINE", None)
+    assert _util._run_in_worker(_notes(2)) == ([], None)
