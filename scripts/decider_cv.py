@@ -300,7 +300,9 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool
                 ) -> dict[str, list[dict[str, Any]]]:
     """The shipped NER model's spans on ``gold`` (note id -> spans), cached in .gpu/ner_cache by the model's hash,
     the threshold and the numeric path (git-ignored; remade in a minute or two). ``quantize`` off: float32, the
-    cpu-fp32 profile's path (default: off under ``--fp32``)."""
+    cpu-fp32 profile's path (default: off under ``--fp32``). Notes the cache lacks are added to it, so two sets of
+    one name (the training corpus "synthetic" and the eval set "synthetic") share the file instead of each
+    rebuilding it over the other's."""
     if quantize is None:
         quantize = not OVERRIDE["fp32"]
     from processors.ner.step import DEFAULT_MODEL_DIR, model_id
@@ -308,17 +310,19 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool
     model_dir = OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR
     digest = model_id(model_dir).rsplit("-", 1)[1]  # the weights' sha256, 12 hex
     path = REPO / ".gpu/ner_cache" / f"{name}-{digest}-{threshold}{'' if quantize else '-fp32'}.jsonl.gz"
+    cached: dict[str, list[dict[str, Any]]] = {}
     if path.is_file():
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             cached = {r["id"]: r["spans"] for r in map(json.loads, fh)}
-        if all(g.id in cached for g in gold):
-            return cached
-    out = ner_spans([(g.id, g.to_note_in()) for g in gold], {**ner_options(threshold), "quantize": quantize})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt", encoding="utf-8") as fh:
-        for k, v in out.items():
-            fh.write(json.dumps({"id": k, "spans": v}) + "\n")
-    return out
+    missing = [g for g in gold if g.id not in cached]
+    if missing:
+        cached.update(ner_spans([(g.id, g.to_note_in()) for g in missing],
+                                {**ner_options(threshold), "quantize": quantize}))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt", encoding="utf-8") as fh:
+            for k, v in cached.items():
+                fh.write(json.dumps({"id": k, "spans": v}) + "\n")
+    return {g.id: cached[g.id] for g in gold}
 
 
 def ner_spans(notes: Sequence[tuple[str, Any]], options: Mapping[str, Any], batch: int = 64,

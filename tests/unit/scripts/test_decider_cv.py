@@ -158,3 +158,24 @@ def test_when_another_corpus_has_out_of_fold_spans_then_its_training_rows_take_t
     monkeypatch.setitem(cv.OVERRIDE, "other_oof", [oof, stray])
     with pytest.raises(SystemExit, match="covers no training corpus"):
         cv.stored_for(corpora, 0.005)
+
+
+def test_when_two_sets_share_a_cache_name_then_each_note_runs_once_and_each_set_gets_its_own_notes(
+        monkeypatch: Any, tmp_path: Path) -> None:
+    # the NER itself is stood in for: this is the cache's bookkeeping (the NER's spans do not depend on a batch's
+    # other notes: tests/unit/processors/ner)
+    runs: list[list[str]] = []
+
+    def fake_ner(notes: Any, options: Any) -> dict[str, list[dict[str, object]]]:
+        runs.append([i for i, _ in notes])
+        return {i: [_ner(0, 1, 0.5 if i.startswith("t") else 0.7)] for i, _ in notes}
+
+    monkeypatch.setattr(cv, "ner_spans", fake_ner)
+    monkeypatch.setattr(cv, "REPO", tmp_path)
+    train = [GoldNote(id=f"t{k}", text="x", spans=()) for k in range(3)]
+    held = [GoldNote(id=f"e{k}", text="x", spans=()) for k in range(2)]
+    assert set(cv.shipped_ner(train, 0.005, "synthetic", True)) == {"t0", "t1", "t2"}
+    assert cv.shipped_ner(held, 0.005, "synthetic", True) == {"e0": [_ner(0, 1, 0.7)], "e1": [_ner(0, 1, 0.7)]}
+    assert cv.shipped_ner(train, 0.005, "synthetic", True)["t1"] == [_ner(0, 1, 0.5)]
+    assert cv.shipped_ner(train + held, 0.005, "synthetic", True).keys() == {"t0", "t1", "t2", "e0", "e1"}
+    assert runs == [["t0", "t1", "t2"], ["e0", "e1"]]  # the third and fourth calls ran nothing
