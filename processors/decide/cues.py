@@ -37,6 +37,7 @@ from processors.shapes import (
     MODEL_SOURCES,
     NAME_TITLES,
     NUMBER_PIECE,
+    WordIndex,
     edge_key,
     identifier_shaped,
     number_run,
@@ -185,16 +186,16 @@ def _common_word(word: str) -> bool:
 
 
 
-def known_words(cw: ClinicalWords) -> tuple[str, ...]:
+def known_words(cw: ClinicalWords) -> WordIndex:
     """The words a misspelling is compared with: the most frequent English words and the clinical words."""
     from wordfreq import top_n_list
 
     english = (w for w in top_n_list("en", _MISSPELT_ENGLISH) if w.isalpha() and len(w) >= _MISSPELT_MIN_LEN - 1)
     clinical = (w for w in cw.known_words() if w.isalpha() and len(w) >= _MISSPELT_MIN_LEN - 1)
-    return tuple(sorted({*english, *clinical}))
+    return WordIndex(sorted({*english, *clinical}))
 
 
-def near_known_word(word: str, known: Sequence[str]) -> bool:
+def near_known_word(word: str, known: Sequence[str] | WordIndex) -> bool:
     """``word`` (lower case) is one edit (two from 7 letters) from one of ``known``; swapping two neighbouring
     letters is one edit ("lentgh", "cahir")."""
     return within_edits(word, known, 2 if len(word) >= _MISSPELT_EDITS_LONG else 1)
@@ -210,8 +211,8 @@ class Cues:
         self.weak_lower_score = weak_lower_score
         self.measure_sources = frozenset(measure_sources)
         self.clinical_words: ClinicalWords | None = clinical_words(cache_dir)
-        self._known: tuple[str, ...] | None = None  # built on the first possible misspelling
-        self._curated_long: tuple[str, ...] | None = None  # curated words a list item can be a misspelling of
+        self._known: WordIndex | None = None  # built on the first possible misspelling
+        self._curated_long: WordIndex | None = None  # curated words a list item can be a misspelling of
         self._near_known: dict[str, bool] = {}  # words already compared with the known words (each costs ms)
 
     def note(self, spans: Sequence[Span], matches: Sequence[MedicalMatch]) -> CueNote:
@@ -544,7 +545,8 @@ class Cues:
                                                                                                 span.end):
             return False
         if self._curated_long is None:
-            self._curated_long = tuple(sorted(w for w in cw.jargon if len(w) >= _LIST_MISSPELT_MIN_LEN and w.isalpha()))
+            self._curated_long = WordIndex(
+                sorted(w for w in cw.jargon if len(w) >= _LIST_MISSPELT_MIN_LEN and w.isalpha()))
         return within_edits(word.lower(), self._curated_long, 1)
 
     def _is_relation(self, span: Span, text: str) -> bool:

@@ -25,6 +25,7 @@ from dictionaries.text import (
     NURSE_CREDENTIALS,
     PERSONAL_TITLES,
     PROVIDER_CUES,
+    ends_here,
     is_all_caps,
     line_bounds,
     name_context,
@@ -52,14 +53,14 @@ SUBTYPE_CODES: dict[str | None, int] = {None: 0, **{str(s): i + 1 for i, s in en
 _WORD_TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")
 _CLOCK = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:])|\b\d{1,4}\s?(?:[ap]\.?m\b|[ap]\b)", re.IGNORECASE)
 _FULL_DATE = re.compile(r"\d{1,2}[/.-]\d{1,2}[/.-](?:\d{2}|\d{4})\b|\b\d{4}-\d{1,2}-\d{1,2}\b")
-_TITLE_BEFORE = re.compile(r"\b(?:" + "|".join(PERSONAL_TITLES) + r")\.?[ \t]*\Z", re.IGNORECASE)
-_KIN_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(FAMILY_CUES)) + r")(?:'s)?\W{0,3}\Z", re.IGNORECASE)
-_PROVIDER_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(PROVIDER_CUES)) + r"|per|by|with|from)\W{0,3}\Z",
+_TITLE_BEFORE = ends_here(r"\b(?:" + "|".join(PERSONAL_TITLES) + r")\.?[ \t]*\Z", re.IGNORECASE)
+_KIN_BEFORE = ends_here(r"\b(?:" + "|".join(sorted(FAMILY_CUES)) + r")(?:'s)?\W{0,3}\Z", re.IGNORECASE)
+_PROVIDER_BEFORE = ends_here(r"\b(?:" + "|".join(sorted(PROVIDER_CUES)) + r"|per|by|with|from)\W{0,3}\Z",
                               re.IGNORECASE)
 _CREDENTIAL_AFTER = re.compile(
     r",?[ \t]*(?:md|m\.d\.|rn|np|rrt|lpn|cna|crna|msw|lcsw|pa-c|pa|do|phd|" + "|".join(NURSE_CREDENTIALS) + r")\b",
     re.IGNORECASE)
-_PLACE_CUE_BEFORE = re.compile(
+_PLACE_CUE_BEFORE = ends_here(
     r"\b(?:lives?|living|works?|worked|moved|resides?|born|retired?|home|from|to|at|in|near|visit\w*)\W{0,3}\Z",
     re.IGNORECASE)
 _INSTITUTION_AFTER = re.compile(
@@ -67,12 +68,12 @@ _INSTITUTION_AFTER = re.compile(
     r"college|university|county|general|institute)\b", re.IGNORECASE)
 _UNIT_NEAR = re.compile(r"\b(?:ward|unit|floor|bed|room|rm|pod|bay|icu|micu|sicu|ccu|csru|ed|er|or)\b",
                         re.IGNORECASE)
-_DATE_CUE_BEFORE = re.compile(
+_DATE_CUE_BEFORE = ends_here(
     r"\b(?:on|since|until|till|by|from|of|dated?|admit\w*|adm|discharg\w*|d/c|dob|born|birth\w*|last|next|"
     r"seen|visit\w*|through|thru|to|before|after)\W{0,3}\Z", re.IGNORECASE)
-_DOSE_BEFORE = re.compile(r"\d+(?:\.\d+)?[ \t]?(?:mg|mcg|gm?|u|units?|ml|cc|meq|mmol|tabs?|amps?|l|lpm)\W{0,2}\Z",
+_DOSE_BEFORE = ends_here(r"\d+(?:\.\d+)?[ \t]?(?:mg|mcg|gm?|u|units?|ml|cc|meq|mmol|tabs?|amps?|l|lpm)\W{0,2}\Z",
                           re.IGNORECASE)
-_VERB_BEFORE = re.compile(
+_VERB_BEFORE = ends_here(
     r"\b(?:give|gave|given|start\w*|restart\w*|resum\w*|tak\w*|on|receiv\w*|continu\w*|increas\w*|decreas\w*|"
     r"titrat\w*|held|hold\w*|d/c'?d?|dc'?d|bolus\w*|drip|gtt|infus\w*|wean\w*|placed|insert\w*)\W{0,3}\Z",
     re.IGNORECASE)
@@ -82,7 +83,7 @@ _HEADING_AFTER = re.compile(r"[ \t]*(?::|-{1,2}(?=[ \t]*[A-Za-z(]))")
 _ADDRESS_LINE = re.compile(
     r"\b\d{1,6}\s+[^\W\d_][\w.'-]*(?:\s+[^\W\d_][\w.'-]*){0,3}\s*,|\b(?:box|apt|suite|ste|p\.?o\.?)\s*#?\s*\d|"
     r"\b\d{4,6}\b[^\n]{0,40},|,\s*[A-Z]{2}\s+\d{5}\b", re.IGNORECASE)
-_NUMBER_BEFORE = re.compile(r"\d[\W]{0,2}\Z")
+_NUMBER_BEFORE = ends_here(r"\d[\W]{0,2}\Z")
 _NUMBER_AFTER = re.compile(r"\W{0,2}\d")
 _LETTERS = re.compile(r"[A-Za-z]")
 _UPPER = re.compile(r"[A-Z]")

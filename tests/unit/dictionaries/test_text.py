@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +110,51 @@ def test_when_a_text_is_long_then_line_facts_and_measurements_equal_the_unmemois
             for a, b in positions]
     assert fast == slow
     assert any(f[2] for f in fast) and not all(f[2] for f in fast)  # the test sees both answers
+
+
+# ---- ends_here: a backward search, the same answers as re's forward one -------------------------------------------
+
+def _ends_here_patterns() -> dict[str, object]:
+    import dictionaries.text as text_module
+    import processors.decide.features as features
+
+    named = {f"text.{n}": getattr(text_module, n) for n in ("_TITLE_BEFORE", "_ROLE_BEFORE")}
+    named.update({f"features.{n}": getattr(features, n) for n in (
+        "_TITLE_BEFORE", "_KIN_BEFORE", "_PROVIDER_BEFORE", "_PLACE_CUE_BEFORE", "_DATE_CUE_BEFORE", "_DOSE_BEFORE",
+        "_VERB_BEFORE", "_NUMBER_BEFORE")})
+    return named
+
+
+def _forward(compiled: object) -> re.Pattern[str]:
+    flags = getattr(compiled, "flags") & (re.IGNORECASE | re.MULTILINE | re.DOTALL)  # noqa: B009
+    return re.compile(getattr(compiled, "pattern"), flags)  # noqa: B009
+
+
+_EDGE_LEFTS = ("", "Dr. ", "seen by Dr. John ", "Dr. JOHN ", "mr", "Mrs. A. ", "pt ", "Patient\n", "dr.\n",
+               "Mr. Smith\n\n", "his wife's ", "daughter: ", "given 5 mg ", "started on ", "d/c'd ", "visiting ",
+               "8/", "12 -", "lives in ", "xdr. ", "admitted ", "D/C ", "since\t", "ÉDr. ", "sister  ")
+
+
+@pytest.mark.parametrize("left", _EDGE_LEFTS)
+def test_when_a_left_context_is_searched_backwards_then_the_answer_is_re_s(left: str) -> None:
+    for name, compiled in _ends_here_patterns().items():
+        expected = _forward(compiled).search(left) is not None
+        assert (compiled.search(left) is not None) is expected, (name, left)  # type: ignore[attr-defined]
+
+
+def test_when_the_evaluation_notes_left_contexts_are_searched_backwards_then_every_answer_is_re_s(
+        shared_dir: Path) -> None:
+    from streams.cli.bench import fixed_length_notes
+
+    texts = [n.text for n in fixed_length_notes(150, 1000)]
+    for name in ("presidio_synth_v2", "meddocan_dev"):
+        with (shared_dir / "data" / "eval" / f"{name}.jsonl").open(encoding="utf-8") as fh:
+            texts += [json.loads(line)["text"] for _, line in zip(range(300), fh, strict=False)]
+    lefts = [t[max(0, a - 48):a] for t in texts for a in range(0, len(t), 5)]
+    matched = 0
+    for name, compiled in _ends_here_patterns().items():
+        forward = _forward(compiled)
+        answers = [forward.search(x) is not None for x in lefts]
+        assert [compiled.search(x) is not None for x in lefts] == answers, name  # type: ignore[attr-defined]
+        matched += sum(answers)
+    assert len(lefts) > 100_000 and matched > 1_000  # the contexts hold matches of the patterns to compare
