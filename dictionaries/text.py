@@ -80,6 +80,14 @@ LONG_LINE = 2048
 #: how many long texts (line breaks) / lines of any text (:func:`line_fact`) the memos keep (each entry holds its text)
 _MEMO_TEXTS = 8
 _MEMO_LINES = 256
+#: texts up to this length have the answers of a few span tests memoised per (text, start, end)
+#: (:func:`name_context`, ``medical_syntax.measurement_value`` and ``identifier_cue``): the recovery, decide and metrics steps ask them for
+#: the same spans of a note, 7 to 15 times over on average. A memo keeps the texts it answered for, so it is bounded
+#: in entries (``MEMO_SPANS``) and in the length of the texts it keeps: at worst (each entry another text of the
+#: longest length) 32 MiB a memo, about 100 KiB for 1,000-character notes; a batch of 64 such notes fills about 1,600
+#: entries, so answers found in one step are still there for the later ones
+MEMO_SPAN_CHARS = 8192
+MEMO_SPANS = 4096
 
 
 @functools.lru_cache(maxsize=_MEMO_TEXTS)
@@ -130,7 +138,13 @@ def is_all_caps(line: str) -> bool:
 def name_context(text: str, start: int, end: int, *, personal_titles_only: bool = False) -> bool:
     """A title before ("Dr.", "Mrs.", or a role word such as "pt") or a credential after (", MD") marks a
     person's name. ``personal_titles_only``: role words do not count (in nursing notes "pt" precedes verbs
-    as often as names)."""
+    as often as names). Memoised per span of a text up to ``MEMO_SPAN_CHARS``."""
+    if len(text) <= MEMO_SPAN_CHARS:
+        return _name_context_memo(text, start, end, personal_titles_only)
+    return _name_context(text, start, end, personal_titles_only)
+
+
+def _name_context(text: str, start: int, end: int, personal_titles_only: bool) -> bool:
     left = text[max(0, start - 48):start]
     if _TITLE_BEFORE.search(left) or _CREDENTIAL_AFTER.match(text[end:end + 12]):
         return True
@@ -138,6 +152,9 @@ def name_context(text: str, start: int, end: int, *, personal_titles_only: bool 
     # before a capitalised word only, in a line that is not all capitals
     return (not personal_titles_only and text[start:start + 1].isupper() and bool(_ROLE_BEFORE.search(left))
             and not line_fact(is_all_caps, text, start, end))
+
+
+_name_context_memo = functools.lru_cache(maxsize=MEMO_SPANS)(_name_context)
 
 
 class NoteText:

@@ -98,6 +98,7 @@ def check_subtype(label: Label | str, subtype: Subtype | str | None) -> None:
     """Raise ValueError when ``subtype`` does not belong to ``label``."""
     if subtype is None:
         return
-    owner = SUBTYPE_LABEL.get(Subtype(subtype))
-    if owner is not None and owner != Label(label):
+    # members as they are: calling the enum on one of its members costs more than the rest of the check
+    owner = SUBTYPE_LABEL.get(subtype if isinstance(subtype, Subtype) else Subtype(subtype))
+    if owner is not None and owner != (label if isinstance(label, Label) else Label(label)):
         raise ValueError(f"subtype {subtype} belongs to label {owner}, not {label}")

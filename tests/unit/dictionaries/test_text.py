@@ -105,11 +105,36 @@ def test_when_a_text_is_long_then_line_facts_and_measurements_equal_the_unmemois
             for a, b in positions]
     monkeypatch.setattr(text_module, "LONG_LINE", 1 << 30)  # every line short: no index, no memo
     monkeypatch.setattr(medical_syntax, "LONG_LINE", 1 << 30)
+    monkeypatch.setattr(text_module, "MEMO_SPAN_CHARS", -1)  # no answer memoised per span either
+    monkeypatch.setattr(medical_syntax, "MEMO_SPAN_CHARS", -1)
     slow = [(is_all_caps(line_around(text, a, b)), name_context(text, a, b),
              medical_syntax.measurement_value(text, a, b), medical_syntax.identifier_cue(text, a, b))
             for a, b in positions]
     assert fast == slow
     assert any(f[2] for f in fast) and not all(f[2] for f in fast)  # the test sees both answers
+
+
+def test_when_the_spans_of_a_short_note_are_asked_twice_then_the_memoised_answers_are_the_computed_ones(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dictionaries import medical_syntax
+    from dictionaries import text as text_module
+    from streams.cli.bench import fixed_length_notes
+
+    texts = [n.text for n in fixed_length_notes(20, 1000)]
+    spans = [(t, m.start(), m.end()) for t in texts for m in re.finditer(r"[\w/.:-]+", t)]
+
+    def answers() -> list[tuple[bool, bool, bool, str | None]]:
+        return [(name_context(t, a, b), name_context(t, a, b, personal_titles_only=True),
+                 medical_syntax.measurement_value(t, a, b), medical_syntax.identifier_cue(t, a, b)) for t, a, b in spans]
+
+    first, again = answers(), answers()  # the second time from the memo
+    monkeypatch.setattr(text_module, "MEMO_SPAN_CHARS", -1)
+    monkeypatch.setattr(medical_syntax, "MEMO_SPAN_CHARS", -1)
+    computed = answers()
+    assert first == again == computed
+    assert {f[0] for f in first} == {f[2] for f in first} == {True, False}  # both answers seen
+    assert any(f[0] != f[1] for f in first)  # the keyword is part of the memo's key
+    assert len({f[3] for f in first}) >= 3  # several kinds of identifier cue, and none
 
 
 # ---- ends_here: a backward search, the same answers as re's forward one -------------------------------------------
