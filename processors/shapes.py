@@ -153,11 +153,16 @@ def within_edits(word: str, choices: Sequence[str] | WordIndex, edits: int) -> b
                               score_cutoff=edits) is not None
 
 
+def _letter_codes(text: str) -> npt.NDArray[np.int64]:
+    """Each character of ``text`` as 0-25 (a-z) or 26 (any other character)."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64) - ord("a")
+    codes[(codes < 0) | (codes > 25)] = 26
+    return codes
+
+
 def _letter_counts(word: str) -> npt.NDArray[np.int16]:
     """How often each of a-z occurs in ``word``, and (the last of 27) every other character."""
-    codes = np.frombuffer(word.encode("utf-32-le"), dtype=np.uint32).astype(np.int64) - ord("a")
-    codes[(codes < 0) | (codes > 25)] = 26
-    return np.bincount(codes, minlength=27).astype(np.int16)
+    return np.bincount(_letter_codes(word), minlength=27).astype(np.int16)
 
 
 class WordIndex:
@@ -174,8 +179,10 @@ class WordIndex:
     def __init__(self, words: Sequence[str]) -> None:
         self.words: tuple[str, ...] = tuple(sorted(words, key=len))
         self._lengths = np.array([len(w) for w in self.words], dtype=np.int64)
-        self._counts = (np.stack([_letter_counts(w) for w in self.words]) if self.words
-                        else np.zeros((0, 27), dtype=np.int16))
+        # every word's letter counts at once: one count over (word, letter) cells
+        cells = np.repeat(np.arange(len(self.words), dtype=np.int64), self._lengths) * 27 + _letter_codes(
+            "".join(self.words))
+        self._counts = np.bincount(cells, minlength=len(self.words) * 27).reshape(-1, 27).astype(np.int16)
 
     def __len__(self) -> int:
         return len(self.words)

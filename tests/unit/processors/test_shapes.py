@@ -41,6 +41,7 @@ _WORDS = ("chair", "length", "sternal", "levophed", "abc", "résumé", "Foley", 
     ("", 2, True),            # "ox": two insertions
     ("", 1, False),
     ("dauhgter" * 40, 2, False),
+    ("ch\ud800ir", 1, True),  # a lone surrogate (JSON can carry one) is a character like any other
 ])
 def test_when_a_word_index_is_asked_then_it_answers_as_the_plain_scan(word: str, edits: int, expected: bool) -> None:
     index = WordIndex(_WORDS)
