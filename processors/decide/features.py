@@ -56,7 +56,7 @@ _FULL_DATE = re.compile(r"\d{1,2}[/.-]\d{1,2}[/.-](?:\d{2}|\d{4})\b|\b\d{4}-\d{1
 _TITLE_BEFORE = ends_here(r"\b(?:" + "|".join(PERSONAL_TITLES) + r")\.?[ \t]*\Z", re.IGNORECASE)
 _KIN_BEFORE = ends_here(r"\b(?:" + "|".join(sorted(FAMILY_CUES)) + r")(?:'s)?\W{0,3}\Z", re.IGNORECASE)
 _PROVIDER_BEFORE = ends_here(r"\b(?:" + "|".join(sorted(PROVIDER_CUES)) + r"|per|by|with|from)\W{0,3}\Z",
-                              re.IGNORECASE)
+                             re.IGNORECASE)
 _CREDENTIAL_AFTER = re.compile(
     r",?[ \t]*(?:md|m\.d\.|rn|np|rrt|lpn|cna|crna|msw|lcsw|pa-c|pa|do|phd|" + "|".join(NURSE_CREDENTIALS) + r")\b",
     re.IGNORECASE)
@@ -72,7 +72,7 @@ _DATE_CUE_BEFORE = ends_here(
     r"\b(?:on|since|until|till|by|from|of|dated?|admit\w*|adm|discharg\w*|d/c|dob|born|birth\w*|last|next|"
     r"seen|visit\w*|through|thru|to|before|after)\W{0,3}\Z", re.IGNORECASE)
 _DOSE_BEFORE = ends_here(r"\d+(?:\.\d+)?[ \t]?(?:mg|mcg|gm?|u|units?|ml|cc|meq|mmol|tabs?|amps?|l|lpm)\W{0,2}\Z",
-                          re.IGNORECASE)
+                         re.IGNORECASE)
 _VERB_BEFORE = ends_here(
     r"\b(?:give|gave|given|start\w*|restart\w*|resum\w*|tak\w*|on|receiv\w*|continu\w*|increas\w*|decreas\w*|"
     r"titrat\w*|held|hold\w*|d/c'?d?|dc'?d|bolus\w*|drip|gtt|infus\w*|wean\w*|placed|insert\w*)\W{0,3}\Z",
