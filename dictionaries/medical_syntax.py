@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dictionaries.calendar import MONTH_ABBREVIATIONS
-from dictionaries.text import LONG_LINE, MEMO_SPAN_CHARS, MEMO_SPANS, line_bounds
+from dictionaries.text import LONG_LINE, line_bounds, memo_per_span
 
 _NUM = r"\d+(?:[.,]\d+)?"
 _ROMAN = r"(?:IV|V?I{1,3}|V)"
@@ -551,16 +551,10 @@ def _run_around(text: str, line_start: int, line_end: int, start: int, end: int)
     return min(lo, start), hi
 
 
+@memo_per_span
 def measurement_value(text: str, start: int, end: int) -> bool:
-    """True when ``text[start:end]`` is a clinical measurement value, not an identifier (:func:`_measurement_value`;
-    memoised per span of a text up to ``dictionaries.text.MEMO_SPAN_CHARS``)."""
-    if len(text) <= MEMO_SPAN_CHARS:
-        return _measurement_value_memo(text, start, end)
-    return _measurement_value(text, start, end)
-
-
-def _measurement_value(text: str, start: int, end: int) -> bool:
-    """True when ``text[start:end]`` is a clinical measurement value, not an identifier.
+    """True when ``text[start:end]`` is a clinical measurement value, not an identifier (memoised per span,
+    ``dictionaries.text.memo_per_span``).
 
     The span must hold only digits, separators (``/ - . x : , '``, blanks), units and decade suffixes;
     its value run (the span widened over the values joined to it on its line: "/48" in "91-146/48-63")
@@ -633,9 +627,6 @@ def _measurement_value(text: str, start: int, end: int) -> bool:
     return bool(measures.label.match(rest))
 
 
-_measurement_value_memo = functools.lru_cache(maxsize=MEMO_SPANS)(_measurement_value)
-
-
 # ------------------------------------------------------------------------------ identifier cues
 #
 # The other side of ``measurement_value``: what makes a number an identifier whatever detector found it.
@@ -665,16 +656,10 @@ _ORDINAL_DAY = re.compile(r"(?<![\d.])(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b"
 _OLD_AGE = re.compile(r"(?<!\d)(?:9\d|1[01]\d)(?!\d)")
 
 
+@memo_per_span
 def identifier_cue(text: str, start: int, end: int) -> str | None:
-    """Why the numbers of ``text[start:end]`` are an identifier, or None (:func:`_identifier_cue`; memoised per span
-    of a text up to ``dictionaries.text.MEMO_SPAN_CHARS``)."""
-    if len(text) <= MEMO_SPAN_CHARS:
-        return _identifier_cue_memo(text, start, end)
-    return _identifier_cue(text, start, end)
-
-
-def _identifier_cue(text: str, start: int, end: int) -> str | None:
-    """Why the numbers of ``text[start:end]`` (a detected span) are an identifier, or None.
+    """Why the numbers of ``text[start:end]`` (a detected span) are an identifier, or None (memoised per span,
+    ``dictionaries.text.memo_per_span``).
 
     Kinds: ``"address"`` (an e-mail address, a URL, an IPv4 address, a street address), ``"date"`` (a
     month name, an ordinal day, a month/day shape or a full date in the span, "8/12", "March 3"),
@@ -707,6 +692,3 @@ def _identifier_cue(text: str, start: int, end: int) -> str | None:
                             or _AGE_CUE_BEFORE.search(text[max(line_start, start + old.start() - 24):start + old.start()])):
         return "age"
     return None
-
-
-_identifier_cue_memo = functools.lru_cache(maxsize=MEMO_SPANS)(_identifier_cue)

@@ -88,6 +88,19 @@ _MEMO_LINES = 256
 #: entries, so answers found in one step are still there for the later ones
 MEMO_SPAN_CHARS = 8192
 MEMO_SPANS = 4096
+SpanTest = TypeVar("SpanTest", bound=Callable[..., Any])
+
+
+def memo_per_span(fn: SpanTest) -> SpanTest:
+    """``fn(text, start, end, ...)`` memoised per its arguments (positional) for texts up to ``MEMO_SPAN_CHARS``,
+    computed anew for longer ones (see ``MEMO_SPAN_CHARS``)."""
+    memo = functools.lru_cache(maxsize=MEMO_SPANS)(fn)
+
+    @functools.wraps(fn)
+    def answer(text: str, *args: Any) -> Any:
+        return (memo if len(text) <= MEMO_SPAN_CHARS else fn)(text, *args)
+
+    return answer  # type: ignore[return-value]
 
 
 @functools.lru_cache(maxsize=_MEMO_TEXTS)
@@ -138,12 +151,11 @@ def is_all_caps(line: str) -> bool:
 def name_context(text: str, start: int, end: int, *, personal_titles_only: bool = False) -> bool:
     """A title before ("Dr.", "Mrs.", or a role word such as "pt") or a credential after (", MD") marks a
     person's name. ``personal_titles_only``: role words do not count (in nursing notes "pt" precedes verbs
-    as often as names). Memoised per span of a text up to ``MEMO_SPAN_CHARS``."""
-    if len(text) <= MEMO_SPAN_CHARS:
-        return _name_context_memo(text, start, end, personal_titles_only)
+    as often as names). Memoised per span (:func:`memo_per_span`)."""
     return _name_context(text, start, end, personal_titles_only)
 
 
+@memo_per_span
 def _name_context(text: str, start: int, end: int, personal_titles_only: bool) -> bool:
     left = text[max(0, start - 48):start]
     if _TITLE_BEFORE.search(left) or _CREDENTIAL_AFTER.match(text[end:end + 12]):
@@ -152,9 +164,6 @@ def _name_context(text: str, start: int, end: int, personal_titles_only: bool) -
     # before a capitalised word only, in a line that is not all capitals
     return (not personal_titles_only and text[start:start + 1].isupper() and bool(_ROLE_BEFORE.search(left))
             and not line_fact(is_all_caps, text, start, end))
-
-
-_name_context_memo = functools.lru_cache(maxsize=MEMO_SPANS)(_name_context)
 
 
 class NoteText:

@@ -184,9 +184,6 @@ class WordIndex:
             "".join(self.words))
         self._counts = np.bincount(cells, minlength=len(self.words) * 27).reshape(-1, 27).astype(np.int16)
 
-    def __len__(self) -> int:
-        return len(self.words)
-
     def candidates(self, word: str, edits: int) -> list[str]:
         """The words of the list no bound rules out for ``word`` within ``edits`` (in length order)."""
         n = len(word)

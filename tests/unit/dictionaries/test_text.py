@@ -106,7 +106,6 @@ def test_when_a_text_is_long_then_line_facts_and_measurements_equal_the_unmemois
     monkeypatch.setattr(text_module, "LONG_LINE", 1 << 30)  # every line short: no index, no memo
     monkeypatch.setattr(medical_syntax, "LONG_LINE", 1 << 30)
     monkeypatch.setattr(text_module, "MEMO_SPAN_CHARS", -1)  # no answer memoised per span either
-    monkeypatch.setattr(medical_syntax, "MEMO_SPAN_CHARS", -1)
     slow = [(is_all_caps(line_around(text, a, b)), name_context(text, a, b),
              medical_syntax.measurement_value(text, a, b), medical_syntax.identifier_cue(text, a, b))
             for a, b in positions]
@@ -129,7 +128,6 @@ def test_when_the_spans_of_a_short_note_are_asked_twice_then_the_memoised_answer
 
     first, again = answers(), answers()  # the second time from the memo
     monkeypatch.setattr(text_module, "MEMO_SPAN_CHARS", -1)
-    monkeypatch.setattr(medical_syntax, "MEMO_SPAN_CHARS", -1)
     computed = answers()
     assert first == again == computed
     assert {f[0] for f in first} == {f[2] for f in first} == {True, False}  # both answers seen
