@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from dictionaries import vocab
 from dictionaries.calendar import CALENDAR_TOKENS
@@ -214,6 +215,8 @@ class Cues:
         self._known: WordIndex | None = None  # built on the first possible misspelling
         self._curated_long: WordIndex | None = None  # curated words a list item can be a misspelling of
         self._near_known: dict[str, bool] = {}  # words already compared with the known words (each costs ms)
+        #: the decide step's features of a candidate's characters alone, by surface (``features._surface``)
+        self.surfaces: dict[str, Any] = {}
 
     def note(self, spans: Sequence[Span], matches: Sequence[MedicalMatch]) -> CueNote:
         """What the cues of one note's candidates share: build it once per note and pass it to :meth:`flags`."""

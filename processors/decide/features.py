@@ -218,36 +218,68 @@ class _Shape:
     last_word: str | None
 
 
-def _shape(view: NoteView, a: int, b: int, cw: ClinicalWords | None) -> _Shape:
-    text, spans = view.text, view.spans
-    surface = text[a:b]
+#: how many span surfaces :func:`_surface` remembers before it starts over (a stream's surfaces are unbounded), and
+#: the longest it remembers: about 1.3 KiB an entry, at most ~11 MiB
+MEMO_SURFACES = 1 << 13
+MEMO_SURFACE_CHARS = 64
+#: what :func:`_surface` answers: three runs of features, whether there is a digit, the last word
+SurfaceFeatures = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], bool, str | None]
+
+
+def _surface(surface: str, cues: Cues) -> SurfaceFeatures:
+    """The features of a span that depend on its characters alone, in three runs of ``_Shape.before`` (``chars`` to
+    ``has_comma``, ``number_only`` to ``case``, ``multi_line`` to ``non_ascii``), whether it has a digit, and its last
+    word (lower case). Remembered per surface of up to ``MEMO_SURFACE_CHARS`` in ``cues.surfaces`` (beside the
+    clinical-word filter they depend on): names, dates, numbers and abbreviations recur within and across notes (7,633
+    surfaces for 21,979 candidate offsets in 700 evaluation notes)."""
+    memo: dict[str, SurfaceFeatures] = cues.surfaces
+    found = memo.get(surface)
+    if found is not None:
+        return found
+    cw = cues.clinical_words
     words = _WORD_TOKEN.findall(surface)
     alpha = [w.lower().removesuffix("'s") for w in LETTER_RUN.findall(surface)]
     digits = sum(map(str.isdigit, surface))
     letters = sum(map(str.isalpha, surface))
     uppers = sum(map(str.isupper, surface))
+    has_digit = HAS_DIGIT.search(surface) is not None
+    zipfs = [vocab.zipf(w) for w in alpha if len(w) > 1] or [0.0]
+    first = (
+        float(len(surface)), float(len(words)), float(digits), float(letters),
+        digits / max(1, digits + letters), uppers / max(1, letters), float("/" in surface), float("-" in surface),
+        float(":" in surface), float("." in surface), float("," in surface))
+    second = (
+        float(not letters and has_digit),
+        float(_CLOCK.search(surface) is not None), float(_FULL_DATE.search(surface) is not None),
+        float(any(w in MONTH_TOKENS for w in alpha)), float(any(w in WEEKDAY_TOKENS for w in alpha)),
+        _case(surface))
+    third = (
+        float("\n" in surface), min(zipfs), max(zipfs), sum(zipfs) / len(zipfs),
+        *_word_shares(alpha, cw),
+        0.0 if surface.isascii() else sum(1 for c in surface if c.isalpha() and not c.isascii()) / max(1, letters))
+    found = (first, second, third, has_digit, alpha[-1] if alpha else None)
+    if len(surface) <= MEMO_SURFACE_CHARS:
+        if len(memo) >= MEMO_SURFACES:
+            memo.clear()
+        memo[surface] = found
+    return found
+
+
+def _shape(view: NoteView, a: int, b: int, cues: Cues) -> _Shape:
+    text, spans = view.text, view.spans
+    surface = text[a:b]
+    first, second, third, has_digit, last_word = _surface(surface, cues)
     lo, hi = line_bounds(text, a, b)
     caps_line, line_words, address_line = view.line(lo, hi)
-    has_digit = HAS_DIGIT.search(surface) is not None
     run = number_run(text, a, b)[2] if has_digit else ""
-    zipfs = [vocab.zipf(w) for w in alpha if len(w) > 1] or [0.0]
     left = text[max(0, a - 40):a]
     right = text[b:b + 40]
     med = view.medical(a, b)
     repeats = view.surfaces[surface.lower()] - 1
     measure = measurement_value(text, a, b)
     before = (
-        float(len(surface)), float(len(words)), float(digits), float(letters),
-        digits / max(1, digits + letters), uppers / max(1, letters), float("/" in surface), float("-" in surface),
-        float(":" in surface), float("." in surface), float("," in surface),
-        float(readable_date(run)) if run else -1.0, float(not letters and has_digit),
-        float(_CLOCK.search(surface) is not None), float(_FULL_DATE.search(surface) is not None),
-        float(any(w in MONTH_TOKENS for w in alpha)), float(any(w in WEEKDAY_TOKENS for w in alpha)),
-        _case(surface), caps_line, line_words,
-        float(not text[lo:a].strip()), float(_HEADING_AFTER.match(text, b) is not None), float("\n" in surface),
-        min(zipfs), max(zipfs), sum(zipfs) / len(zipfs),
-        *_word_shares(alpha, cw),
-        0.0 if surface.isascii() else sum(1 for c in surface if c.isalpha() and not c.isascii()) / max(1, letters),
+        *first, float(readable_date(run)) if run else -1.0, *second, caps_line, line_words,
+        float(not text[lo:a].strip()), float(_HEADING_AFTER.match(text, b) is not None), *third,
         float(bool(med)), float(any(m.ambiguous for m in med)), float(measure),
         float(name_context(text, a, b)), float(_TITLE_BEFORE.search(left) is not None),
         float(_KIN_BEFORE.search(left) is not None), float(_PROVIDER_BEFORE.search(left) is not None),
@@ -259,7 +291,7 @@ def _shape(view: NoteView, a: int, b: int, cw: ClinicalWords | None) -> _Shape:
         float(_NUMBER_BEFORE.search(left) is not None), float(_NUMBER_AFTER.match(right) is not None),
     )
     after = (float(min(repeats, 10)), address_line, view.kchars, view.caps_share, float(len(spans)))
-    return _Shape(before, after, measure, alpha[-1] if alpha else None)
+    return _Shape(before, after, measure, last_word)
 
 
 def row(view: NoteView, i: int, cues: Cues, cue_note: CueNote | None = None) -> list[float]:
@@ -283,7 +315,7 @@ def row(view: NoteView, i: int, cues: Cues, cue_note: CueNote | None = None) -> 
     near = len(near_idx) - len(others)
     shape = view.shapes.get((a, b))
     if shape is None:
-        shape = view.shapes[(a, b)] = _shape(view, a, b, cues.clinical_words)
+        shape = view.shapes[(a, b)] = _shape(view, a, b, cues)
     named = 0.0
     if shape.last_word is not None and span.label == Label.NAME:
         named = float(view.named[shape.last_word] - _confident_name(span) > 0)

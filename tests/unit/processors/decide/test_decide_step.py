@@ -118,3 +118,26 @@ def test_when_the_model_folder_is_missing_or_stale_then_config_error(model_dir: 
     decider_model.load.cache_clear()
     with pytest.raises(ConfigError, match="other features"):
         _step(stale)
+
+
+def test_when_surfaces_repeat_then_the_remembered_features_equal_the_computed_ones(
+        model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from processors.decide import features
+
+    specs = [("Smith", "NAME", "ner"), ("Monday", "DATE", "regex"), ("3/14", "DATE", "regex"),
+             ("Mercy Hospital", "ORGANIZATION", "dictionary"), ("sat", "DATE", "ner")]
+    first = _note("Mr. Smith seen Monday 3/14 at Mercy Hospital, sat 95%.", specs)
+    second = _note("SMITH HAD NOTHING. Smith's wife: Monday? 3/14 from Mercy Hospital; sat up.", specs)
+    fresh = _step(model_dir).extractor
+    fresh.cues.surfaces.clear()
+    alone = fresh.split(second)
+    warm = _step(model_dir).extractor
+    warm.split(first)
+    assert {"Smith", "3/14", "Mercy Hospital"} <= set(warm.cues.surfaces)  # weekdays are kept by policy, unscored
+    assert warm.split(second) == alone
+    monkeypatch.setattr(features, "MEMO_SURFACES", 2)
+    bounded = _step(model_dir).extractor
+    bounded.cues.surfaces.clear()
+    bounded.split(first)
+    assert len(bounded.cues.surfaces) <= 2
+    assert bounded.split(second) == alone
