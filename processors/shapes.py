@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -160,29 +161,48 @@ def _letter_codes(text: str) -> npt.NDArray[np.int64]:
     return codes
 
 
-def _letter_counts(word: str) -> npt.NDArray[np.int16]:
-    """How often each of a-z occurs in ``word``, and (the last of 27) every other character."""
-    return np.bincount(_letter_codes(word), minlength=27).astype(np.int16)
+def _letter_masks(codes: npt.NDArray[np.int64], starts: npt.NDArray[np.int64]) -> npt.NDArray[np.uint32]:
+    """For each word (its characters' ``_letter_codes`` from each of ``starts``), the set of its character classes as
+    bits 0-26."""
+    return np.bitwise_or.reduceat(np.left_shift(np.uint32(1), codes.astype(np.uint32)), starts)
+
+
+def _popcount(x: npt.NDArray[np.uint32]) -> npt.NDArray[np.integer[Any]]:
+    """The set bits of each number (numpy's ``bitwise_count`` where it has one, numpy >= 2.0; else bit arithmetic)."""
+    count = getattr(np, "bitwise_count", None)
+    if count is not None:
+        out: npt.NDArray[np.integer[Any]] = count(x)
+        return out
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    return (((x + (x >> 4)) & 0x0F0F0F0F) * 0x01010101 & 0xFFFFFFFF) >> 24
 
 
 class WordIndex:
-    """A word list that :func:`within_edits` asks in about a tenth of the time of a plain scan (42,832 words: ~1 ms
-    against ~10 ms a word), with the same answers: only the words that could be within the edits are compared.
-    An edit (insert, delete, substitute, swap) changes a word's length by at most one and its multiset of
-    characters by at most one in each direction (a swap not at all), so the length difference and the bag
-    distance (the larger of the characters one word has beyond the other and the reverse; merging characters
-    into one class can only lower it) are lower bounds of the Damerau-Levenshtein distance, and a word beyond
-    either bound cannot be within the edits."""
+    """A word list that :func:`within_edits` asks in a small part of the time of a plain scan (42,832 words: 0.04-0.3
+    ms against ~10 ms a word), with the same answers: only the words that could be within the edits are compared.
+    An edit (insert, delete, substitute, swap) changes a word's length by at most one, the set of its characters by
+    at most two (a character gone, another new) and its multiset of characters by at most one in each direction (a
+    swap changes neither), so the length difference, half the characters in one word's set but not the other's, and
+    the bag distance (the larger of the characters one word has beyond the other and the reverse; merging
+    characters into one class can only lower it) are lower bounds of the Damerau-Levenshtein distance, and a word
+    beyond any of them cannot be within the edits. The sets (bits of a number) rule out most words cheaply; the bag
+    distance is computed for the rest."""
 
-    __slots__ = ("words", "_lengths", "_counts")
+    __slots__ = ("words", "_lengths", "_counts", "_masks")
 
     def __init__(self, words: Sequence[str]) -> None:
         self.words: tuple[str, ...] = tuple(sorted(words, key=len))
         self._lengths = np.array([len(w) for w in self.words], dtype=np.int64)
+        codes = _letter_codes("".join(self.words))
         # every word's letter counts at once: one count over (word, letter) cells
-        cells = np.repeat(np.arange(len(self.words), dtype=np.int64), self._lengths) * 27 + _letter_codes(
-            "".join(self.words))
+        cells = np.repeat(np.arange(len(self.words), dtype=np.int64), self._lengths) * 27 + codes
         self._counts = np.bincount(cells, minlength=len(self.words) * 27).reshape(-1, 27).astype(np.int16)
+        nonempty = self._lengths > 0  # an empty word has no characters: its set is empty (reduceat needs a start)
+        self._masks = np.zeros(len(self.words), dtype=np.uint32)
+        if nonempty.any():
+            starts = (np.cumsum(self._lengths) - self._lengths)[nonempty]
+            self._masks[nonempty] = _letter_masks(codes, starts)
 
     def candidates(self, word: str, edits: int) -> list[str]:
         """The words of the list no bound rules out for ``word`` within ``edits`` (in length order)."""
@@ -191,10 +211,16 @@ class WordIndex:
         hi = int(np.searchsorted(self._lengths, n + edits, "right"))
         if lo >= hi:
             return []
-        extra = np.maximum(self._counts[lo:hi] - _letter_counts(word), 0).sum(axis=1)
+        codes = _letter_codes(word)
+        mask = _letter_masks(codes, np.zeros(1, dtype=np.int64))[0] if n else np.uint32(0)
+        near = np.flatnonzero(_popcount(self._masks[lo:hi] ^ mask) <= 2 * edits) + lo
+        if not near.size:
+            return []
+        counts = np.bincount(codes, minlength=27).astype(np.int16)
+        extra = np.maximum(self._counts[near] - counts, 0).sum(axis=1)
         # the characters the word has beyond a listed one: extra - (listed length - n)
-        bag = np.maximum(extra, extra - (self._lengths[lo:hi] - n))
-        return [self.words[lo + int(k)] for k in np.flatnonzero(bag <= edits)]
+        bag = np.maximum(extra, extra - (self._lengths[near] - n))
+        return [self.words[int(k)] for k in near[bag <= edits]]
 
 
 def relation_word(word: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from processors.shapes import WordIndex, identifier_shaped, within_edits
@@ -72,3 +73,22 @@ def test_when_random_edits_are_made_to_listed_words_then_the_index_answers_as_th
 
 def test_when_the_index_is_empty_then_no_word_is_near() -> None:
     assert within_edits("chair", WordIndex(()), 2) is False
+
+
+def test_when_the_list_holds_an_empty_word_then_it_is_two_insertions_from_two_letters() -> None:
+    index = WordIndex(("", "chair"))
+    assert within_edits("ox", index, 2) is True
+    assert within_edits("ox", index, 1) is False
+    assert within_edits("chiar", index, 1) is True
+
+
+def test_when_numpy_has_no_bitwise_count_then_the_fallback_counts_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from processors import shapes
+
+    values = np.array([0, 1, 3, 0x55555555, 0xFFFFFFFF, 0x07FFFFFF, 123456789, 1 << 31], dtype=np.uint32)
+    expected = [bin(int(v)).count("1") for v in values]
+    if hasattr(np, "bitwise_count"):
+        assert shapes._popcount(values).tolist() == expected
+        monkeypatch.delattr(np, "bitwise_count")
+    assert shapes._popcount(values).tolist() == expected
+    test_when_random_edits_are_made_to_listed_words_then_the_index_answers_as_the_plain_scan()
