@@ -216,7 +216,7 @@ class Cues:
         self._curated_long: WordIndex | None = None  # curated words a list item can be a misspelling of
         self._near_known: dict[str, bool] = {}  # words already compared with the known words (each costs ms)
         #: the decide step's features of a candidate's characters alone, by surface (``features._surface``)
-        self.surfaces: dict[str, Any] = {}
+        self.surface_features: dict[str, Any] = {}
 
     def note(self, spans: Sequence[Span], matches: Sequence[MedicalMatch]) -> CueNote:
         """What the cues of one note's candidates share: build it once per note and pass it to :meth:`flags`."""

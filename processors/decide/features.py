@@ -229,10 +229,10 @@ SurfaceFeatures = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...],
 def _surface(surface: str, cues: Cues) -> SurfaceFeatures:
     """The features of a span that depend on its characters alone, in three runs of ``_Shape.before`` (``chars`` to
     ``has_comma``, ``number_only`` to ``case``, ``multi_line`` to ``non_ascii``), whether it has a digit, and its last
-    word (lower case). Remembered per surface of up to ``MEMO_SURFACE_CHARS`` in ``cues.surfaces`` (beside the
+    word (lower case). Remembered per surface of up to ``MEMO_SURFACE_CHARS`` in ``cues.surface_features`` (beside the
     clinical-word filter they depend on): names, dates, numbers and abbreviations recur within and across notes (7,633
     surfaces for 21,979 candidate offsets in 700 evaluation notes)."""
-    memo: dict[str, SurfaceFeatures] = cues.surfaces
+    memo: dict[str, SurfaceFeatures] = cues.surface_features
     found = memo.get(surface)
     if found is not None:
         return found

@@ -129,15 +129,15 @@ def test_when_surfaces_repeat_then_the_remembered_features_equal_the_computed_on
     first = _note("Mr. Smith seen Monday 3/14 at Mercy Hospital, sat 95%.", specs)
     second = _note("SMITH HAD NOTHING. Smith's wife: Monday? 3/14 from Mercy Hospital; sat up.", specs)
     fresh = _step(model_dir).extractor
-    fresh.cues.surfaces.clear()
+    fresh.cues.surface_features.clear()
     alone = fresh.split(second)
     warm = _step(model_dir).extractor
     warm.split(first)
-    assert {"Smith", "3/14", "Mercy Hospital"} <= set(warm.cues.surfaces)  # weekdays are kept by policy, unscored
+    assert {"Smith", "3/14", "Mercy Hospital"} <= set(warm.cues.surface_features)  # weekdays are kept by policy, unscored
     assert warm.split(second) == alone
     monkeypatch.setattr(features, "MEMO_SURFACES", 2)
     bounded = _step(model_dir).extractor
-    bounded.cues.surfaces.clear()
+    bounded.cues.surface_features.clear()
     bounded.split(first)
-    assert len(bounded.cues.surfaces) <= 2
+    assert len(bounded.cues.surface_features) <= 2
     assert bounded.split(second) == alone
