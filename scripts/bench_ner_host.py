@@ -27,7 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 #: the parts reported from the profile: (name, function's file suffix, function name)
-PARTS = (("tokenizer", "~", "encode_batch"), ("predict (the tokenizer, windows, copies)", "ner/step.py", "predict"),
+PARTS = (("pieces (the tokenizer or its ASCII fast path)", "ner/pieces.py", "encode"),
+         ("predict (the pieces, windows, copies)", "ner/step.py", "predict"),
          ("decode_spans", "ner/step.py", "decode_spans"), ("spans_from_runs", "ner/step.py", "spans_from_runs"),
          ("only_function_words", "ner/step.py", "only_function_words"))
 
@@ -106,9 +107,7 @@ def main() -> int:
     profiled = sum(v[2] for v in stats.values())  # every function's own time: the profiled round's total
     parts: dict[str, float] = {}
     for name, suffix, func in PARTS:
-        # a built-in method (the tokenizer's, file "~") is named "<method 'encode_batch' of ...>"
-        cum = sum(v[3] for (f, _, fn), v in stats.items()
-                  if f.endswith(suffix) and (fn == func or (f == "~" and f"'{func}'" in fn)))
+        cum = sum(v[3] for (f, _, fn), v in stats.items() if f.endswith(suffix) and fn == func)
         parts[name] = round(cum / profiled, 3)
     best = min(times)
     result = {

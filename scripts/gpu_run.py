@@ -17,8 +17,8 @@ time in each process), ms per note by pipeline step, and each process's load tim
 synthetic notes (``deidstream bench``'s, ``--chars`` characters), generated here or read from ``--notes`` (the
 device run reads the ones ``scripts/gpu_pack.py`` wrote: the generator's name lists are not installed there).
 
-The ner phase runs its notes again until ``--seconds`` have passed (``--no-ner-cycle``: once): the step keeps nothing
-of a text, and with 16 processes each one's share of the notes lasts only a few batches. ``--phases ner`` measures
+The ner phase runs its notes again until ``--seconds`` have passed (``--no-ner-cycle``: once): the step keeps
+only its words' pieces of a text (a worker's stream repeats words too), and with 16 processes each one's share of the notes lasts only a few batches. ``--phases ner`` measures
 the NER stage alone (settings such as ``--ner-batch`` compared in one call).
 
 ``--dry-run``: the same on the CPU with few notes (no cycling) (tests/unit/scripts/test_gpu_run.py runs it). The device run
@@ -94,9 +94,10 @@ class TimedForward:
 
 
 class HostTimers:
-    """Host work of the NER step a GPU worker does besides the model: the tokenizer's batch call and the decoding of
-    spans (wall clock, summed per phase). Installed on the loaded model's tokenizer and on the step's decoder by
-    :meth:`install`; what is left of the stage is copying, scattering, waiting for the GPU and Python between."""
+    """Host work of the NER step a GPU worker does besides the model: the word pieces of the notes (the tokenizer, or
+    its ASCII fast path, :mod:`processors.ner.pieces`) and the decoding of spans (wall clock, summed per phase).
+    Installed on the loaded model's piece encoder and on the step's decoder by :meth:`install`; what is left of the
+    stage is copying, scattering, waiting for the GPU and Python between."""
 
     def __init__(self) -> None:
         self.tokenize_s = 0.0
@@ -111,24 +112,16 @@ class HostTimers:
         from processors.ner import step
 
         timers = self
+        pieces = loaded.pieces
+        if pieces is None:
+            raise RuntimeError("the loaded NER model has no piece encoder to time")
+        encode = pieces.encode
 
-        class Backend:
-            def __init__(self, inner: Any) -> None:
-                self.inner = inner
-
-            def encode_batch(self, *args: Any, **kwargs: Any) -> Any:
-                t = time.perf_counter()
-                out = self.inner.encode_batch(*args, **kwargs)
-                timers.tokenize_s += time.perf_counter() - t
-                return out
-
-        class Tokenizer:
-            def __init__(self, inner: Any) -> None:
-                self.inner = inner
-                self.backend_tokenizer = Backend(inner.backend_tokenizer)
-
-            def __getattr__(self, name: str) -> Any:
-                return getattr(self.inner, name)
+        def timed_encode(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            out = encode(*args, **kwargs)
+            timers.tokenize_s += time.perf_counter() - t
+            return out
 
         decode = step.decode_spans
 
@@ -138,15 +131,16 @@ class HostTimers:
             timers.decode_s += time.perf_counter() - t
             return out
 
-        object.__setattr__(loaded, "tokenizer", Tokenizer(loaded.tokenizer))
+        pieces.encode = timed_encode  # this instance only: the process's one loaded model
         step.decode_spans = timed_decode  # the step calls the module's function: this process only
 
 
 def _phase(name: str, work: Any, batches: list[list[Any]], seconds: float, timers: list[TimedForward],
            stage_ms: dict[str, float] | None, cycle: bool = False, host: HostTimers | None = None) -> dict[str, Any]:
     """``work`` over ``batches`` until they are done or ``seconds`` have passed; ``cycle``: over them again and again
-    until ``seconds`` have passed (the NER step keeps nothing of a text it has seen, so a note run again is the same
-    work; the pipeline's memos of words would not be, so its phase never cycles). Besides the wall clock: the
+    until ``seconds`` have passed (of a text it has seen the NER step keeps only its words' pieces, which a worker's
+    stream repeats too, so a note run again is nearly the same work; the pipeline's memos of candidates and words
+    would not be, so its phase never cycles). Besides the wall clock: the
     process's CPU time (all its threads), and ``host``'s tokenizing and decoding time."""
     lat: list[float] = []
     done = 0

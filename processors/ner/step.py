@@ -3,8 +3,10 @@
 How a note becomes spans:
 
 1. The fast tokenizer splits the ORIGINAL text once (no special tokens) and keeps each word piece's
-   character offsets; the model is uncased, but offsets always point into the cased original. A model trained
-   with the case channel also gets each piece's word case (:func:`case_types`) as its token type id.
+   character offsets; the model is uncased, but offsets always point into the cased original. ASCII text takes
+   a fast path with the same pieces (:mod:`processors.ner.pieces`: one regular expression for the words, the
+   tokenizer's WordPiece model asked once per distinct word). A model trained with the case channel also gets
+   each piece's word case (:func:`case_types`) as its token type id.
 2. A note longer than the model window is cut into windows of ``max_length - 2`` pieces that overlap by
    ``overlap`` pieces (the last window is aligned to the end, so no piece is skipped). Each piece is
    predicted by the window in which it sits farthest from an edge (the cut is at the middle of each
@@ -53,6 +55,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from dictionaries.calendar import MONTH_TOKENS
+from processors.ner.pieces import PieceEncoder
 from processors.pipeline import BuildContext, Note, register
 from processors.profiles import DetectorProfile
 from processors.spans import NER_CANDIDATE_THRESHOLD
@@ -176,14 +179,18 @@ def word_case(word: str) -> int:
     return CASE_MIXED if any(c.isupper() or c.islower() for c in word) else CASE_NONE
 
 
-def case_types(text: str, offsets: Any, word_ids: Sequence[int | None]) -> IntArray:
+def case_types(text: str, offsets: Any, word_ids: Sequence[int | None] | IntArray) -> IntArray:
     """Per word piece, the case class (:func:`word_case`) of the tokenizer's word it belongs to (``offsets``: the
-    pieces' (start, end) in ``text``; ``word_ids``: the pre-tokenizer's word index of each piece)."""
+    pieces' (start, end) in ``text``; ``word_ids``: the pre-tokenizer's word index of each piece, None or -1 for
+    none)."""
     n = len(word_ids)
     out = np.zeros(n, dtype=np.int64)
     if not n:
         return out
-    words = np.fromiter((-1 if w is None else w for w in word_ids), dtype=np.int64, count=n)
+    if isinstance(word_ids, np.ndarray):
+        words = word_ids.astype(np.int64, copy=False)
+    else:
+        words = np.fromiter((-1 if w is None else w for w in word_ids), dtype=np.int64, count=n)
     cuts = np.flatnonzero(np.diff(words)) + 1
     starts, ends = np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [n])).tolist()
     offs = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
@@ -413,6 +420,9 @@ class LoadedModel:
     traced: Any = None
     #: the model reads each piece's word case as its token type (:func:`case_types`)
     case_channel: bool = False
+    #: the tokenizer's word pieces with the ASCII fast path and its remembered words (:mod:`processors.ner.pieces`);
+    #: None: :func:`predict` makes one per call
+    pieces: PieceEncoder | None = None
 
 
 def resolve_device(device: str) -> str:
@@ -535,7 +545,7 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dty
         tokenizer=tokenizer, model=model, index=TagIndex.from_tags(tags), device=dev, model_id=model_id(path),
         quantized=quantized, cls_id=int(tokenizer.cls_token_id), sep_id=int(tokenizer.sep_token_id),
         pad_id=int(tokenizer.pad_token_id or 0), traced=_trace(model, cased) if dev == "cpu" else None,
-        case_channel=cased,
+        case_channel=cased, pieces=PieceEncoder(tokenizer.backend_tokenizer),
     )
     logger.info("NER model %s loaded on %s (%d classes, quantized=%s, traced=%s)", loaded.model_id, dev,
                 len(loaded.index.classes), quantized, loaded.traced is not None)
@@ -561,17 +571,18 @@ def predict(
 
     if not texts:
         return []
-    # the fast tokenizer's Rust backend directly (truncation and padding off since loading, as the Python wrapper
-    # sets them per call): its ids and offsets without the wrapper's per-note dictionaries
-    encodings = loaded.tokenizer.backend_tokenizer.encode_batch(list(texts), add_special_tokens=False)
+    # the tokenizer's pieces (its Rust backend, truncation and padding off since loading), ASCII text by the fast
+    # path that gives the same ids and offsets without the per-character alignments (processors.ner.pieces)
+    encoder = loaded.pieces if loaded.pieces is not None else PieceEncoder(loaded.tokenizer.backend_tokenizer)
+    encodings = encoder.encode(texts)
     n_tags = len(loaded.model.config.id2label)
     size = max_length - 2
     results: list[PieceProbs] = []
     jobs: list[tuple[int, int, int, int, int]] = []  # (note, win_start, win_end, core_lo, core_hi)
-    all_ids: list[list[int]] = [e.ids for e in encodings]
+    all_ids: list[IntArray] = [e.ids for e in encodings]
     all_types: list[IntArray] = []
     for k, ids in enumerate(all_ids):
-        offsets = np.asarray(encodings[k].offsets, dtype=np.int64).reshape(-1, 2)
+        offsets = encodings[k].offsets
         results.append(PieceProbs(offsets, np.zeros((len(ids), n_tags), dtype=np.float32)))
         if loaded.case_channel:
             all_types.append(case_types(texts[k], offsets, encodings[k].word_ids))
@@ -603,7 +614,9 @@ def predict(
             # the case channel's token types ([CLS], [SEP] and padding: no case); None without the channel
             types_arr = np.zeros((len(chunk), width), dtype=np.int64) if loaded.case_channel else None
             for r, (k, a, b, _, _) in enumerate(chunk):
-                ids_arr[r, : b - a + 2] = [loaded.cls_id, *all_ids[k][a:b], loaded.sep_id]
+                ids_arr[r, 0] = loaded.cls_id
+                ids_arr[r, 1: b - a + 1] = all_ids[k][a:b]
+                ids_arr[r, b - a + 1] = loaded.sep_id
                 mask[r, : b - a + 2] = 1
                 if types_arr is not None:
                     types_arr[r, 1: b - a + 1] = all_types[k][a:b]

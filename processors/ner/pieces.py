@@ -1,0 +1,157 @@
+"""Word pieces of ASCII text without the tokenizer's per-character work (issue 26: the NER stage's host work).
+
+The NER model's tokenizer (BERT's: a normalizer that cleans and lower-cases, a pre-tokenizer that splits on
+whitespace and isolates punctuation, WordPiece) keeps an alignment for every character through the normalizer,
+and hands each note's pieces to Python as lists of tuples: on a GPU node, where the forward pass is cheap, that is
+about half of the step's host work. On ASCII text without control characters each of those steps is one character
+for one character: lower-casing is ``str.lower``, cleaning changes nothing a split would not, and the pre-tokenizer's
+words are the runs of letters and digits and each other printable character alone. So :class:`PieceEncoder` finds
+the words with one regular expression, asks the tokenizer's own WordPiece model once per distinct word (remembered),
+and lays out the pieces with numpy: the same ids, offsets and word numbers as the tokenizer (tests compare them on
+every evaluation note and on random text). Any other text (non-ASCII, a control character, the literal text of a
+special token such as ``[CLS]``, which the tokenizer matches before normalizing) goes to the tokenizer itself, as
+does every text when the tokenizer is not of that kind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+
+#: ASCII control characters that BERT's normalizer removes (tab, line feed and carriage return are whitespace)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: the pre-tokenizer's words on ASCII text: runs of letters and digits, and each other printable character alone
+_WORDS = re.compile(r"[A-Za-z0-9]+|[!-/:-@\[-`{-~]")
+#: each ASCII character's kind: 0 whitespace (and the controls, which never reach it), 1 letter or digit, 2 a sign
+_KIND = np.zeros(256, np.uint8)
+_KIND[[ord(c) for c in "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"]] = 1
+_KIND[[c for c in range(0x21, 0x7f) if not chr(c).isalnum()]] = 2
+#: remembered words before the table starts afresh (a note's words repeat; ~100 bytes each)
+MAX_WORDS = 1 << 17
+
+
+@dataclass(frozen=True, slots=True)
+class Pieces:
+    """One text's word pieces: token ids (n,), char offsets (n, 2) and each piece's word number (n,)."""
+
+    ids: IntArray
+    offsets: IntArray
+    word_ids: IntArray
+
+
+def _plain_bert(tokenizer: Any) -> tuple[bool, bool]:
+    """(whether ``tokenizer`` is BERT's plain kind, whether it lower-cases) from its serialised configuration: a
+    BertNormalizer that cleans the text, the BertPreTokenizer and a WordPiece model; no other normalizer or
+    pre-tokenizer step."""
+    try:
+        spec = json.loads(tokenizer.to_str())
+    except (AttributeError, ValueError):
+        return False, False
+    norm, pre, model = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}, spec.get("model") or {}
+    plain = (norm.get("type") == "BertNormalizer" and bool(norm.get("clean_text"))
+             and pre.get("type") == "BertPreTokenizer" and model.get("type") == "WordPiece")
+    return plain, bool(norm.get("lowercase"))
+
+
+class PieceEncoder:
+    """The tokenizer's word pieces of texts (``add_special_tokens=False``), by the ASCII fast path where it gives the
+    tokenizer's own answer and by the tokenizer elsewhere. ``tokenizer`` is a ``tokenizers.Tokenizer`` (a fast
+    tokenizer's ``backend_tokenizer``) with truncation and padding off."""
+
+    def __init__(self, tokenizer: Any, max_words: int = MAX_WORDS) -> None:
+        self.tokenizer = tokenizer
+        self.fast, self.lowercase = _plain_bert(tokenizer)
+        self.max_words = max_words
+        specials = tokenizer.get_added_tokens_decoder().values() if self.fast else ()
+        self.specials = tuple(t.content for t in specials if t.content)
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._key: dict[str, int] = {}
+        # per remembered word: its first piece in the flat tables and how many it has
+        self._first, self._count = np.zeros(1024, np.int64), np.zeros(1024, np.int64)
+        # per piece of a remembered word: its id and its (start, end) within the word
+        self._ids, self._rel = np.zeros(4096, np.int64), np.zeros((4096, 2), np.int64)
+        self._n_pieces = 0
+
+    def _learn(self, word: str) -> int:
+        """The word's number, asking the WordPiece model for its pieces the first time."""
+        tokens = self.tokenizer.model.tokenize(word)
+        k, n, m = len(self._key), self._n_pieces, len(tokens)
+        if k == len(self._first):
+            self._first, self._count = np.resize(self._first, 2 * k), np.resize(self._count, 2 * k)
+        while n + m > len(self._ids):
+            self._ids, self._rel = np.resize(self._ids, 2 * len(self._ids)), np.resize(self._rel, (2 * len(self._rel), 2))
+        self._first[k], self._count[k] = n, m
+        for j, t in enumerate(tokens):
+            self._ids[n + j] = t.id
+            self._rel[n + j] = t.offsets
+        self._n_pieces = n + m
+        self._key[word] = k
+        return k
+
+    def fast_path(self, text: str) -> bool:
+        """Whether ``text`` is one the fast path gives the tokenizer's answer for."""
+        return (self.fast and text.isascii() and _CONTROL.search(text) is None
+                and not any(s in text for s in self.specials))
+
+    def _encode_fast(self, text: str) -> Pieces:
+        folded = text.lower() if self.lowercase else text
+        words = _WORDS.findall(folded)
+        # where each word starts: a printable sign, or a letter or digit after anything else
+        kind = _KIND[np.frombuffer(folded.encode("ascii"), np.uint8)]
+        word_char = kind == 1
+        begins = kind == 2
+        begins[0:1] |= word_char[0:1]
+        begins[1:] |= word_char[1:] & ~word_char[:-1]
+        starts = np.flatnonzero(begins)
+        with self._lock:
+            if len(self._key) + len(words) > self.max_words:
+                self._reset()
+            key = self._key
+            found = list(map(key.get, words))
+            if None in found:
+                found = [key[w] if w in key else self._learn(w) for w in words]
+            keys = np.array(found, np.int64)
+            first, count = self._first[keys], self._count[keys]
+            total = int(count.sum())
+            # piece j of word i sits at first[i] + j: each word's first piece repeated, plus the rank within it
+            before = np.cumsum(count) - count
+            rows = np.repeat(first - before, count) + np.arange(total)
+            ids, rel = self._ids[rows], self._rel[rows]
+        word_ids = np.repeat(np.arange(len(words), dtype=np.int64), count)
+        offsets = rel + starts[word_ids][:, None]
+        return Pieces(ids, offsets, word_ids)
+
+    def _encode_slow(self, texts: Sequence[str]) -> list[Pieces]:
+        out = []
+        for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False):
+            n = len(e.ids)
+            words = np.fromiter((-1 if w is None else w for w in e.word_ids), np.int64, n)
+            out.append(Pieces(np.asarray(e.ids, dtype=np.int64).reshape(n),
+                              np.asarray(e.offsets, dtype=np.int64).reshape(n, 2), words))
+        return out
+
+    def encode(self, texts: Sequence[str]) -> list[Pieces]:
+        """Each text's pieces, in order."""
+        out: list[Pieces | None] = [None] * len(texts)
+        slow: list[int] = []
+        for i, text in enumerate(texts):
+            if self.fast_path(text):
+                out[i] = self._encode_fast(text)
+            else:
+                slow.append(i)
+        if slow:
+            for i, p in zip(slow, self._encode_slow([texts[i] for i in slow]), strict=True):
+                out[i] = p
+        return out  # type: ignore[return-value]  # every slot filled above

@@ -1,0 +1,154 @@
+"""The NER step's word pieces (:mod:`processors.ner.pieces`): the ASCII fast path gives the shipped tokenizer's own
+ids, offsets and word numbers, on the evaluation notes and on random text, and hands everything else to it."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+
+from processors.evaluation.lockbox import design_only
+from processors.ner.pieces import PieceEncoder, Pieces
+from processors.ner.step import DEFAULT_MODEL_DIR
+
+TOKENIZER_JSON = DEFAULT_MODEL_DIR / "tokenizer.json"
+
+
+def _tokenizer() -> Tokenizer:
+    tok = Tokenizer.from_file(str(TOKENIZER_JSON))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Tokenizer:
+    return _tokenizer()
+
+
+def _library(tok: Tokenizer, text: str) -> tuple[list[int], list[tuple[int, int]], list[int]]:
+    e = tok.encode(text, add_special_tokens=False)
+    return e.ids, [tuple(o) for o in e.offsets], [-1 if w is None else w for w in e.word_ids]
+
+
+def _same(p: Pieces, expected: tuple[list[int], list[tuple[int, int]], list[int]]) -> bool:
+    ids, offsets, words = expected
+    return (p.ids.tolist() == ids and [tuple(o) for o in p.offsets.tolist()] == offsets
+            and p.word_ids.tolist() == words and p.offsets.shape == (len(ids), 2))
+
+
+def test_fast_path_taken_for_plain_ascii_only(tokenizer: Tokenizer) -> None:
+    enc = PieceEncoder(tokenizer)
+    assert enc.fast and enc.lowercase
+    assert enc.fast_path("Pt seen by Dr. Smith on 3/4, BP 120/80 [stable]\n\tplan: d/c home.")
+    assert enc.fast_path("")
+    assert not enc.fast_path("Señor Núñez")  # non-ASCII: the normalizer strips accents, lower() may change length
+    assert not enc.fast_path("ab\x01cd")  # a control character the normalizer removes, joining "abcd"
+    assert not enc.fast_path("x\x0by")
+    assert not enc.fast_path("note [CLS] text")  # a special token, matched on the raw text before normalizing
+    assert enc.fast_path("note [cls] text")  # not one: special tokens match their case
+
+
+@pytest.mark.parametrize("text", [
+    "", " ", "\n\n", "a", "Pt", "SMITH, JOHN A.", "Dr. O'Brien-Smith saw pt @ 14:30; f/u 2/3/2019 (clinic).",
+    "hypertensionxq zzqqxx ##s [cls] [Cls] {x} ~`^_|\\\"'", "a" * 101 + " b " + "c" * 100,  # over 100 chars: [UNK]
+    "ab\x01cd e\x0bf \x7f", "Señor Núñez, 45 años", "x [CLS] y [SEP] [MASK][PAD][UNK]", "\t\r\n x \r\n",
+    "MRN#1234567 SSN 123-45-6789 tel:(617)555-0199 jsmith@example.org http://a.b/c?d=e",
+])
+def test_same_pieces_as_the_tokenizer(tokenizer: Tokenizer, text: str) -> None:
+    enc = PieceEncoder(tokenizer)
+    (got,) = enc.encode([text])
+    assert _same(got, _library(tokenizer, text))
+
+
+_ALPHABET = st.sampled_from(list("abcxyzABCXYZ0189 .,;:-/()[]#'\"\t\n\r@&*_~") + ["\x01", "é", "[CLS]", "[MASK]"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_ALPHABET, max_size=60).map("".join))
+def test_random_text_same_pieces(text: str) -> None:
+    tok = _tokenizer_cached()
+    enc = _encoder_cached()
+    (got,) = enc.encode([text])
+    assert _same(got, _library(tok, text))
+
+
+_CACHE: dict[str, object] = {}
+
+
+def _tokenizer_cached() -> Tokenizer:
+    if "tok" not in _CACHE:
+        _CACHE["tok"] = _tokenizer()
+    return _CACHE["tok"]  # type: ignore[return-value]
+
+
+def _encoder_cached() -> PieceEncoder:
+    if "enc" not in _CACHE:
+        _CACHE["enc"] = PieceEncoder(_tokenizer_cached(), max_words=64)  # small: the table starts afresh often
+    return _CACHE["enc"]  # type: ignore[return-value]
+
+
+def test_bounded_memory_same_answers(tokenizer: Tokenizer) -> None:
+    """A table smaller than a note's words starts afresh before the note and still answers right; words seen before
+    and after a fresh start get the same pieces."""
+    rng = random.Random(5)
+    vocab = ["stable", "Quimby", "zzxq", "hypertension", "2019", "-", "pt", "Okonkwo", "qwertyuiop", "."]
+    enc = PieceEncoder(tokenizer, max_words=8)
+    texts = [" ".join(rng.choice(vocab) + rng.choice(["", "s", "x9"]) for _ in range(rng.randint(0, 30)))
+             for _ in range(60)]
+    for text, got in zip(texts, enc.encode(texts), strict=True):
+        assert _same(got, _library(tokenizer, text))
+    assert len(enc._key) <= 30  # one note's distinct words at most, after a fresh start
+
+
+def test_batch_mixes_fast_and_library_texts_in_order(tokenizer: Tokenizer) -> None:
+    texts = ["plain ascii one", "Núñez", "two [CLS]", "", "plain again, 3/4"]
+    enc = PieceEncoder(tokenizer)
+    got = enc.encode(texts)
+    assert [enc.fast_path(t) for t in texts] == [True, False, False, True, True]
+    for text, p in zip(texts, got, strict=True):
+        assert _same(p, _library(tokenizer, text))
+
+
+def test_other_tokenizers_go_to_the_library(tokenizer: Tokenizer) -> None:
+    """A tokenizer of another kind (here the same vocabulary with a plain lower-case normalizer, which keeps the
+    control characters) is never put on the fast path."""
+    spec = json.loads(tokenizer.to_str())
+    spec["normalizer"] = {"type": "Lowercase"}
+    other = Tokenizer.from_str(json.dumps(spec))
+    enc = PieceEncoder(other)
+    assert not enc.fast and not enc.fast_path("plain ascii")
+    (got,) = enc.encode(["Plain ASCII, 3/4"])
+    assert _same(got, _library(other, "Plain ASCII, 3/4"))
+
+
+def test_cased_bert_tokenizer_keeps_case(tokenizer: Tokenizer) -> None:
+    spec = json.loads(tokenizer.to_str())
+    spec["normalizer"]["lowercase"] = False
+    cased = Tokenizer.from_str(json.dumps(spec))
+    enc = PieceEncoder(cased)
+    assert enc.fast and not enc.lowercase
+    text = "Dr. SMITH saw Quimby, hypertension"
+    (got,) = enc.encode([text])
+    assert _same(got, _library(cased, text))
+
+
+def test_evaluation_notes_same_pieces(tokenizer: Tokenizer, shared_dir: Path) -> None:
+    """Every note of the evaluation sets (the PhysioNet and MEDDOCAN lockbox left out), by whichever path it takes,
+    gets the tokenizer's pieces; most of the English notes take the fast path (all the PhysioNet notes are ASCII; a fifth of presidio_synth_v2 has accented names). Only counts are reported."""
+    enc = PieceEncoder(tokenizer)
+    for name, min_fast in (("physionet_deid_dev.jsonl", 0.9), ("presidio_synth_v2.jsonl", 0.75),
+                           ("meddocan_dev.jsonl", 0.0)):
+        rows = [json.loads(line) for line in (shared_dir / "data" / "eval" / name).open(encoding="utf-8")]
+        texts = [r["text"] for r in design_only(rows)]
+        got = enc.encode(texts)
+        wrong = [i for i, (t, p) in enumerate(zip(texts, got, strict=True)) if not _same(p, _library(tokenizer, t))]
+        assert wrong == [], f"{name}: {len(wrong)} of {len(texts)} notes with other pieces (positions {wrong[:10]})"
+        fast = np.mean([enc.fast_path(t) for t in texts])
+        assert fast >= min_fast, f"{name}: {fast:.2f} of the notes on the fast path"
