@@ -115,6 +115,8 @@ class PieceEncoder:
         begins[0:1] |= word_char[0:1]
         begins[1:] |= word_char[1:] & ~word_char[:-1]
         starts = np.flatnonzero(begins)
+        if len(starts) != len(words):  # not on the texts fast_path admits; should it ever, the tokenizer answers
+            return self._encode_slow([text])[0]
         with self._lock:
             if len(self._key) + len(words) > self.max_words:
                 self._reset()

@@ -152,3 +152,17 @@ def test_evaluation_notes_same_pieces(tokenizer: Tokenizer, shared_dir: Path) ->
         assert wrong == [], f"{name}: {len(wrong)} of {len(texts)} notes with other pieces (positions {wrong[:10]})"
         fast = np.mean([enc.fast_path(t) for t in texts])
         assert fast >= min_fast, f"{name}: {fast:.2f} of the notes on the fast path"
+
+
+def test_when_the_words_and_their_starts_disagree_then_the_tokenizer_answers(
+        tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard behind the fast path: should the regular expression's words and the character table's starts ever
+    disagree (here the table is made wrong on purpose: "-" read as whitespace), the note goes to the tokenizer."""
+    from processors.ner import pieces
+
+    kind = pieces._KIND.copy()
+    kind[ord("-")] = 0
+    monkeypatch.setattr(pieces, "_KIND", kind)
+    text = "follow-up in 2-3 weeks"
+    (got,) = PieceEncoder(tokenizer).encode([text])
+    assert _same(got, _library(tokenizer, text))
