@@ -40,17 +40,27 @@ def _note(i: int) -> RawRecord:
 
 
 class Publisher(threading.Thread):
-    """Publishes the notes in chunks over time, so workers join and die while notes flow."""
+    """Publishes the notes in chunks over time, so workers join and die while notes flow. ``gates``: (count, event)
+    pairs; before publishing past ``count`` notes it waits (at most ``GATE_S``) for the test to set ``event``, so a
+    slow machine (a worker that takes long to start) holds the traffic back instead of letting it run out before
+    the worker joins or the kill."""
 
-    def __init__(self, kafka: KafkaSettings, topic: str, records: list[RawRecord], chunk: int, pause_s: float):
+    GATE_S = 180.0
+
+    def __init__(self, kafka: KafkaSettings, topic: str, records: list[RawRecord], chunk: int, pause_s: float,
+                 gates: tuple[tuple[int, threading.Event], ...] = ()):
         super().__init__(daemon=True)
         self.kafka, self.topic, self.records, self.chunk, self.pause_s = kafka, topic, records, chunk, pause_s
+        self.gates = gates
         self.placed: list[tuple[int, int, int]] = []
         self.error: BaseException | None = None
 
     def run(self) -> None:
         try:
             for start in range(0, len(self.records), self.chunk):
+                for count, event in self.gates:
+                    if start >= count:
+                        event.wait(self.GATE_S)
                 self.placed += asyncio.run(produce(self.kafka, self.topic, self.records[start:start + self.chunk]))
                 time.sleep(self.pause_s)
         except BaseException as exc:  # noqa: BLE001 - reported by the test
@@ -76,15 +86,19 @@ def test_when_a_worker_joins_and_another_is_killed_mid_stream_then_every_note_co
     env = {"DEID_WORKER__BATCH_SIZE": str(BATCH)}
     a: WorkerProc = start_worker(steps=LIGHT_STEPS, **env)
     b: WorkerProc = start_worker(steps=LIGHT_STEPS, **env)
-    publisher = Publisher(kafka, topics.raw, records, chunk=50, pause_s=1.0)  # about a minute of traffic
+    # about a minute of traffic; past 1,200 notes it waits for the third worker's partitions, past 2,000 for the kill
+    joined, killed = threading.Event(), threading.Event()
+    publisher = Publisher(kafka, topics.raw, records, chunk=50, pause_s=1.0, gates=((1200, joined), (2000, killed)))
     publisher.start()
 
     wait_for(kafka, topics, lambda o: len(o.covered()) >= 300, timeout_s=120, worker=a, poll_s=1.0)
     c: WorkerProc = start_worker(steps=LIGHT_STEPS, **env)  # a worker added mid-stream
     _wait_until(lambda: any(n > 0 for n in _assigned_counts(c)), 90, c)
+    joined.set()
     wait_for(kafka, topics, lambda o: len(o.covered()) >= 600, timeout_s=120, worker=c, poll_s=1.0)
     at_kill = len(read_outputs(kafka, topics).covered())
     a.kill9()  # and one killed mid-stream
+    killed.set()
     assert at_kill < N_NOTES - 500, "the notes stopped flowing before the kill: slow the publisher down"
     kills_at = len(_assigned_counts(b))
     _wait_until(lambda: len(_assigned_counts(b)) > kills_at, 90, b)  # b and c take over a's partitions
