@@ -27,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 #: the parts reported from the profile: (name, function's file suffix, function name)
-PARTS = (("pieces (the tokenizer or its ASCII fast path)", "ner/pieces.py", "encode"),
+PARTS = (("pieces (the tokenizer or its fast path)", "ner/pieces.py", "encode"),
          ("predict (the pieces, windows, copies)", "ner/step.py", "predict"),
          ("decode_spans", "ner/step.py", "decode_spans"), ("spans_from_runs", "ner/step.py", "spans_from_runs"),
          ("only_function_words", "ner/step.py", "only_function_words"))

@@ -95,7 +95,7 @@ class TimedForward:
 
 class HostTimers:
     """Host work of the NER step a GPU worker does besides the model: the word pieces of the notes (the tokenizer, or
-    its ASCII fast path, :mod:`processors.ner.pieces`) and the decoding of spans (wall clock, summed per phase).
+    its fast path, :mod:`processors.ner.pieces`) and the decoding of spans (wall clock, summed per phase).
     Installed on the loaded model's piece encoder and on the step's decoder by :meth:`install`; what is left of the
     stage is copying, scattering, waiting for the GPU and Python between."""
 

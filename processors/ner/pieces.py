@@ -1,16 +1,19 @@
-"""Word pieces of ASCII text without the tokenizer's per-character work (issue 26: the NER stage's host work).
+"""Word pieces without the tokenizer's per-character work (issue 26: the NER stage's host work).
 
-The NER model's tokenizer (BERT's: a normalizer that cleans and lower-cases, a pre-tokenizer that splits on
-whitespace and isolates punctuation, WordPiece) keeps an alignment for every character through the normalizer,
-and hands each note's pieces to Python as lists of tuples: on a GPU node, where the forward pass is cheap, that is
-about half of the step's host work. On ASCII text without control characters each of those steps is one character
-for one character: lower-casing is ``str.lower``, cleaning changes nothing a split would not, and the pre-tokenizer's
-words are the runs of letters and digits and each other printable character alone. So :class:`PieceEncoder` finds
-the words with one regular expression, asks the tokenizer's own WordPiece model once per distinct word (remembered),
+The NER model's tokenizer (BERT's: a normalizer that cleans, lower-cases and strips accents, a pre-tokenizer that
+splits on whitespace and isolates punctuation, WordPiece) keeps an alignment for every character through the
+normalizer, and hands each note's pieces to Python as lists of tuples: on a GPU node, where the forward pass is
+cheap, that was about half of the step's host work. Where the normalizer maps every character of a text to exactly
+one character, offsets need no alignment: on ASCII text without control characters lower-casing is ``str.lower``
+and the pre-tokenizer's words are the runs of letters and digits and each other printable character alone; beyond
+ASCII, each character met is put once through the tokenizer's own normalizer and pre-tokenizer alone ("é" -> "e",
+a letter; "’" a sign; a no-break space whitespace), and a text is translated with what they said. So
+:class:`PieceEncoder` finds the words, asks the tokenizer's own WordPiece model once per distinct word (remembered)
 and lays out the pieces with numpy: the same ids, offsets and word numbers as the tokenizer (tests compare them on
-every evaluation note and on random text). Any other text (non-ASCII, a control character, the literal text of a
-special token such as ``[CLS]``, which the tokenizer matches before normalizing) goes to the tokenizer itself, as
-does every text when the tokenizer is not of that kind.
+every evaluation note and on random text). A text with a character the normalizer removes, expands or joins to its
+neighbour (a control character, a zero-width space, a combining accent, Chinese characters, which get spaces
+around them), or with the literal text of a special token such as ``[CLS]`` (matched before normalizing), goes to
+the tokenizer itself, as does every text when the tokenizer is not of that kind.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ import numpy.typing as npt
 
 IntArray = npt.NDArray[np.int64]
 
-#: ASCII control characters that BERT's normalizer removes (tab, line feed and carriage return are whitespace)
+#: ASCII control characters that BERT's normalizer removes or reads as whitespace (tab, line feed and carriage return
+#: are whitespace to both paths)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: the pre-tokenizer's words on ASCII text: runs of letters and digits, and each other printable character alone
 _WORDS = re.compile(r"[A-Za-z0-9]+|[!-/:-@\[-`{-~]")
@@ -63,7 +67,7 @@ def _plain_bert(tokenizer: Any) -> tuple[bool, bool]:
 
 
 class PieceEncoder:
-    """The tokenizer's word pieces of texts (``add_special_tokens=False``), by the ASCII fast path where it gives the
+    """The tokenizer's word pieces of texts (``add_special_tokens=False``), by the fast path where it gives the
     tokenizer's own answer and by the tokenizer elsewhere. ``tokenizer`` is a ``tokenizers.Tokenizer`` (a fast
     tokenizer's ``backend_tokenizer``) with truncation and padding off."""
 
@@ -74,13 +78,21 @@ class PieceEncoder:
         specials = tokenizer.get_added_tokens_decoder().values() if self.fast else ()
         self.specials = tuple(t.content for t in specials if t.content)
         self._lock = threading.Lock()
+        # characters beyond ASCII, learnt from the normalizer and pre-tokenizer one at a time: what each becomes
+        # (str.translate's table, ASCII upper case included when the tokenizer lower-cases), each result's kind
+        # ("0" whitespace, "1" letter or digit, "2" a sign on its own), and those that take the tokenizer
+        self._fold: dict[int, str] = {c: chr(c).lower() for c in range(0x41, 0x5B)} if self.lowercase else {}
+        self._kind_of: dict[int, str] = {c: str(int(_KIND[c])) for c in range(0x20, 0x7F)}
+        self._kind_of.update({ord(c): "0" for c in "\t\n\r"})
+        self._known: set[str] = set()
+        self._other: set[str] = set()
         self._reset()
 
     def _reset(self) -> None:
         self._key: dict[str, int] = {}
         # per remembered word: its first piece in the flat tables and how many it has
         self._first, self._count = np.zeros(1024, np.int64), np.zeros(1024, np.int64)
-        # per piece of a remembered word: its id and its (start, end) within the word
+        # per piece of a remembered word: its id and its (start, end) within the word, in characters
         self._ids, self._rel = np.zeros(4096, np.int64), np.zeros((4096, 2), np.int64)
         self._n_pieces = 0
 
@@ -93,30 +105,72 @@ class PieceEncoder:
         while n + m > len(self._ids):
             self._ids, self._rel = np.resize(self._ids, 2 * len(self._ids)), np.resize(self._rel, (2 * len(self._rel), 2))
         self._first[k], self._count[k] = n, m
+        char_at = _char_positions(word)  # the model's offsets count UTF-8 bytes
         for j, t in enumerate(tokens):
             self._ids[n + j] = t.id
-            self._rel[n + j] = t.offsets
+            a, b = t.offsets
+            self._rel[n + j] = (a, b) if char_at is None else (char_at[a], char_at[b])
         self._n_pieces = n + m
         self._key[word] = k
         return k
 
+    def _learn_char(self, ch: str) -> None:
+        """What the normalizer makes of ``ch`` and which kind the pre-tokenizer gives the result; a character it
+        removes, expands, or combines with its neighbours (a combining mark: it becomes nothing alone) takes the
+        tokenizer. Lower-casing, accents, cleaning and the pre-tokenizer's split act on one character at a time."""
+        folded = self.tokenizer.normalizer.normalize_str(ch)
+        if len(folded) != 1:
+            self._other.add(ch)
+            return
+        words = len(self.tokenizer.pre_tokenizer.pre_tokenize_str(f"a{folded}a"))
+        kind = {1: "1", 2: "0", 3: "2"}.get(words)
+        if kind is None:
+            self._other.add(ch)
+            return
+        self._fold[ord(ch)] = folded
+        self._kind_of[ord(folded)] = kind
+        self._known.add(ch)
+
+    def _folded(self, text: str) -> str | None:
+        """``text`` as the normalizer makes it, one character for one, or None when it does not map so."""
+        if not text.isascii():
+            with self._lock:
+                for ch in set(text):
+                    if ord(ch) > 0x7F and ch not in self._known and ch not in self._other:
+                        self._learn_char(ch)
+                if not self._other.isdisjoint(text):
+                    return None
+            return text.translate(self._fold)
+        return text.lower() if self.lowercase else text
+
     def fast_path(self, text: str) -> bool:
         """Whether ``text`` is one the fast path gives the tokenizer's answer for."""
-        return (self.fast and text.isascii() and _CONTROL.search(text) is None
-                and not any(s in text for s in self.specials))
+        return (self.fast and _CONTROL.search(text) is None and not any(s in text for s in self.specials)
+                and self._folded(text) is not None)
 
-    def _encode_fast(self, text: str) -> Pieces:
-        folded = text.lower() if self.lowercase else text
-        words = _WORDS.findall(folded)
-        # where each word starts: a printable sign, or a letter or digit after anything else
-        kind = _KIND[np.frombuffer(folded.encode("ascii"), np.uint8)]
+    def _encode_fast(self, text: str) -> Pieces | None:
+        folded = self._folded(text)
+        if folded is None:
+            return None
+        if folded.isascii():
+            words = _WORDS.findall(folded)
+            kind = _KIND[np.frombuffer(folded.encode("ascii"), np.uint8)]
+        else:
+            kind = np.frombuffer(folded.translate(self._kind_of).encode("ascii"), np.uint8) - ord("0")
+            words = None
+        # where each word starts: a sign, or a letter or digit after anything else
         word_char = kind == 1
         begins = kind == 2
         begins[0:1] |= word_char[0:1]
         begins[1:] |= word_char[1:] & ~word_char[:-1]
         starts = np.flatnonzero(begins)
+        if words is None:
+            ends = starts + 1  # a sign is a word of one character; a run of letters ends where they do
+            run_ends = np.flatnonzero(word_char & ~np.append(word_char[1:], False)) + 1
+            ends[word_char[starts]] = run_ends
+            words = [folded[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
         if len(starts) != len(words):  # not on the texts fast_path admits; should it ever, the tokenizer answers
-            return self._encode_slow([text])[0]
+            return None
         with self._lock:
             if len(self._key) + len(words) > self.max_words:
                 self._reset()
@@ -149,11 +203,26 @@ class PieceEncoder:
         out: list[Pieces | None] = [None] * len(texts)
         slow: list[int] = []
         for i, text in enumerate(texts):
-            if self.fast_path(text):
-                out[i] = self._encode_fast(text)
+            fast = (self.fast and _CONTROL.search(text) is None and not any(s in text for s in self.specials)
+                    and self._encode_fast(text))
+            if fast:
+                out[i] = fast
             else:
                 slow.append(i)
         if slow:
             for i, p in zip(slow, self._encode_slow([texts[i] for i in slow]), strict=True):
                 out[i] = p
         return out  # type: ignore[return-value]  # every slot filled above
+
+
+def _char_positions(word: str) -> dict[int, int] | None:
+    """For a word beyond ASCII, each UTF-8 byte position of a character boundary -> its character position (None
+    for ASCII, where they are the same)."""
+    if word.isascii():
+        return None
+    out, pos = {}, 0
+    for i, ch in enumerate(word):
+        out[pos] = i
+        pos += len(ch.encode("utf-8"))
+    out[pos] = len(word)
+    return out

@@ -3,9 +3,9 @@
 How a note becomes spans:
 
 1. The fast tokenizer splits the ORIGINAL text once (no special tokens) and keeps each word piece's
-   character offsets; the model is uncased, but offsets always point into the cased original. ASCII text takes
-   a fast path with the same pieces (:mod:`processors.ner.pieces`: one regular expression for the words, the
-   tokenizer's WordPiece model asked once per distinct word). A model trained with the case channel also gets
+   character offsets; the model is uncased, but offsets always point into the cased original. Text whose
+   characters the normalizer maps one to one takes a fast path with the same pieces (:mod:`processors.ner.pieces`:
+   no alignments kept, the tokenizer's WordPiece model asked once per distinct word). A model trained with the case channel also gets
    each piece's word case (:func:`case_types`) as its token type id.
 2. A note longer than the model window is cut into windows of ``max_length - 2`` pieces that overlap by
    ``overlap`` pieces (the last window is aligned to the end, so no piece is skipped). Each piece is
@@ -420,7 +420,7 @@ class LoadedModel:
     traced: Any = None
     #: the model reads each piece's word case as its token type (:func:`case_types`)
     case_channel: bool = False
-    #: the tokenizer's word pieces with the ASCII fast path and its remembered words (:mod:`processors.ner.pieces`);
+    #: the tokenizer's word pieces with the fast path and its remembered words (:mod:`processors.ner.pieces`);
     #: None: :func:`predict` makes one per call
     pieces: PieceEncoder | None = None
 
@@ -571,7 +571,7 @@ def predict(
 
     if not texts:
         return []
-    # the tokenizer's pieces (its Rust backend, truncation and padding off since loading), ASCII text by the fast
+    # the tokenizer's pieces (its Rust backend, truncation and padding off since loading), most text by the fast
     # path that gives the same ids and offsets without the per-character alignments (processors.ner.pieces)
     encoder = loaded.pieces if loaded.pieces is not None else PieceEncoder(loaded.tokenizer.backend_tokenizer)
     encodings = encoder.encode(texts)

@@ -21,5 +21,5 @@ def test_when_the_forward_is_replayed_then_the_host_pass_finds_the_models_spans_
     assert result["notes"] == 6 and result["spans"] > 0 and len(result["host_s_rounds"]) == 2
     assert result["host_ms_per_note"] > 0 and result["host_notes_per_s_one_core"] > 0
     parts = result["share_of_host_time_profiled"]
-    assert 0 < parts["pieces (the tokenizer or its ASCII fast path)"] <= parts["predict (the pieces, windows, copies)"] <= 1
+    assert 0 < parts["pieces (the tokenizer or its fast path)"] <= parts["predict (the pieces, windows, copies)"] <= 1
     assert 0 < parts["spans_from_runs"] <= parts["decode_spans"] <= 1
