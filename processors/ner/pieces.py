@@ -12,8 +12,9 @@ a letter; "’" a sign; a no-break space whitespace), and a text is translated w
 and lays out the pieces with numpy: the same ids, offsets and word numbers as the tokenizer (tests compare them on
 every evaluation note and on random text). A text with a character the normalizer removes, expands or joins to its
 neighbour (a control character, a zero-width space, a combining accent, Chinese characters, which get spaces
-around them), or with the literal text of a special token such as ``[CLS]`` (matched before normalizing), goes to
-the tokenizer itself, as does every text when the tokenizer is not of that kind.
+around them), or with the text of a token added to the vocabulary (the special tokens such as ``[CLS]``, matched
+before normalizing; others after), goes to the tokenizer itself, as does every text when the tokenizer is not of
+that kind.
 """
 
 from __future__ import annotations
@@ -52,18 +53,20 @@ class Pieces:
     word_ids: IntArray
 
 
-def _plain_bert(tokenizer: Any) -> tuple[bool, bool]:
-    """(whether ``tokenizer`` is BERT's plain kind, whether it lower-cases) from its serialised configuration: a
-    BertNormalizer that cleans the text, the BertPreTokenizer and a WordPiece model; no other normalizer or
-    pre-tokenizer step."""
+def _plain_bert(tokenizer: Any) -> tuple[bool, bool, tuple[str, ...]]:
+    """(whether ``tokenizer`` is BERT's plain kind, whether it lower-cases, its added tokens' texts) from its
+    serialised configuration: a BertNormalizer that cleans the text, the BertPreTokenizer and a WordPiece model; no
+    other normalizer or pre-tokenizer step; and the calls the fast path makes of it."""
     try:
         spec = json.loads(tokenizer.to_str())
+        calls = (tokenizer.normalizer.normalize_str, tokenizer.pre_tokenizer.pre_tokenize_str, tokenizer.model.tokenize)
     except (AttributeError, ValueError):
-        return False, False
+        return False, False, ()
     norm, pre, model = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}, spec.get("model") or {}
     plain = (norm.get("type") == "BertNormalizer" and bool(norm.get("clean_text"))
-             and pre.get("type") == "BertPreTokenizer" and model.get("type") == "WordPiece")
-    return plain, bool(norm.get("lowercase"))
+             and pre.get("type") == "BertPreTokenizer" and model.get("type") == "WordPiece" and all(calls))
+    added = tuple(str(t.get("content") or "") for t in spec.get("added_tokens") or ())
+    return plain, bool(norm.get("lowercase")), tuple(a for a in added if a)
 
 
 class PieceEncoder:
@@ -73,10 +76,8 @@ class PieceEncoder:
 
     def __init__(self, tokenizer: Any, max_words: int = MAX_WORDS) -> None:
         self.tokenizer = tokenizer
-        self.fast, self.lowercase = _plain_bert(tokenizer)
+        self.fast, self.lowercase, self.specials = _plain_bert(tokenizer)
         self.max_words = max_words
-        specials = tokenizer.get_added_tokens_decoder().values() if self.fast else ()
-        self.specials = tuple(t.content for t in specials if t.content)
         self._lock = threading.Lock()
         # characters beyond ASCII, learnt from the normalizer and pre-tokenizer one at a time: what each becomes
         # (str.translate's table, ASCII upper case included when the tokenizer lower-cases), each result's kind
@@ -145,12 +146,14 @@ class PieceEncoder:
 
     def fast_path(self, text: str) -> bool:
         """Whether ``text`` is one the fast path gives the tokenizer's answer for."""
-        return (self.fast and _CONTROL.search(text) is None and not any(s in text for s in self.specials)
-                and self._folded(text) is not None)
+        folded = self._folded(text) if self.fast else None
+        return (folded is not None and _CONTROL.search(text) is None
+                and not any(s in text or s in folded for s in self.specials))
 
     def _encode_fast(self, text: str) -> Pieces | None:
         folded = self._folded(text)
-        if folded is None:
+        # an added token is matched before the normalizer (special tokens) or on its result (most others)
+        if folded is None or any(s in folded for s in self.specials):
             return None
         if folded.isascii():
             words = _WORDS.findall(folded)

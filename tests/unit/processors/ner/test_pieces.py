@@ -175,3 +175,17 @@ def test_when_the_words_and_their_starts_disagree_then_the_tokenizer_answers(
     text = "follow-up in 2-3 weeks"
     (got,) = PieceEncoder(tokenizer).encode([text])
     assert _same(got, _library(tokenizer, text))
+
+
+def test_added_tokens_of_a_tokenizer_are_left_to_it(tokenizer: Tokenizer) -> None:
+    """A token added to the vocabulary (matched whole before the normalizer, as the special tokens are) sends the
+    texts that hold it to the tokenizer; other texts keep the fast path."""
+    tok = Tokenizer.from_str(tokenizer.to_str())
+    tok.add_tokens(["zzyzx"])
+    enc = PieceEncoder(tok)
+    assert "zzyzx" in enc.specials
+    assert not enc.fast_path("seen at zzyzx today") and enc.fast_path("seen at home today")
+    assert not enc.fast_path("seen at ZZYZX today")  # matched on the lower-cased text
+    for text in ("seen at zzyzx today", "seen at ZZYZX today", "seen at home today"):
+        (got,) = enc.encode([text])
+        assert _same(got, _library(tok, text))
