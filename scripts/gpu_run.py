@@ -111,28 +111,22 @@ class HostTimers:
     def install(self, loaded: Any) -> None:
         from processors.ner import step
 
-        timers = self
         pieces = loaded.pieces
         if pieces is None:
             raise RuntimeError("the loaded NER model has no piece encoder to time")
-        encode = pieces.encode
+        pieces.encode = self._timed(pieces.encode, "tokenize_s")  # this instance only: the process's one model
+        step.decode_spans = self._timed(step.decode_spans, "decode_s")  # the step calls the module's function
 
-        def timed_encode(*args: Any, **kwargs: Any) -> Any:
+    def _timed(self, fn: Any, total: str) -> Any:
+        """``fn``, adding the wall time of each call to this object's attribute ``total``."""
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
             t = time.perf_counter()
-            out = encode(*args, **kwargs)
-            timers.tokenize_s += time.perf_counter() - t
+            out = fn(*args, **kwargs)
+            setattr(self, total, getattr(self, total) + time.perf_counter() - t)
             return out
 
-        decode = step.decode_spans
-
-        def timed_decode(*args: Any, **kwargs: Any) -> Any:
-            t = time.perf_counter()
-            out = decode(*args, **kwargs)
-            timers.decode_s += time.perf_counter() - t
-            return out
-
-        pieces.encode = timed_encode  # this instance only: the process's one loaded model
-        step.decode_spans = timed_decode  # the step calls the module's function: this process only
+        return timed
 
 
 def _phase(name: str, work: Any, batches: list[list[Any]], seconds: float, timers: list[TimedForward],
