@@ -5,8 +5,8 @@ How a note becomes spans:
 1. The fast tokenizer splits the ORIGINAL text once (no special tokens) and keeps each word piece's
    character offsets; the model is uncased, but offsets always point into the cased original. Text whose
    characters the normalizer maps one to one takes a fast path with the same pieces (:mod:`processors.ner.pieces`:
-   no alignments kept, the tokenizer's WordPiece model asked once per distinct word). A model trained with the case channel also gets
-   each piece's word case (:func:`case_types`) as its token type id.
+   no alignments kept, the tokenizer's WordPiece model asked once per distinct word). A model trained with the
+   case channel also gets each piece's word case (:func:`case_types`) as its token type id.
 2. A note longer than the model window is cut into windows of ``max_length - 2`` pieces that overlap by
    ``overlap`` pieces (the last window is aligned to the end, so no piece is skipped). Each piece is
    predicted by the window in which it sits farthest from an edge (the cut is at the middle of each
