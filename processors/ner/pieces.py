@@ -80,12 +80,12 @@ class PieceEncoder:
         self.max_words = max_words
         self._lock = threading.Lock()
         # characters beyond ASCII, learnt from the normalizer and pre-tokenizer one at a time: what each becomes
-        # (str.translate's table, ASCII upper case included when the tokenizer lower-cases), each result's kind
-        # ("0" whitespace, "1" letter or digit, "2" a sign on its own), and those that take the tokenizer
+        # (str.translate's table, ASCII upper case included when the tokenizer lower-cases; a character beyond ASCII
+        # in it is a learnt one), each result's kind ("0" whitespace, "1" letter or digit, "2" a sign on its own),
+        # and those that take the tokenizer
         self._fold: dict[int, str] = {c: chr(c).lower() for c in range(0x41, 0x5B)} if self.lowercase else {}
         self._kind_of: dict[int, str] = {c: str(int(_KIND[c])) for c in range(0x20, 0x7F)}
         self._kind_of.update({ord(c): "0" for c in "\t\n\r"})
-        self._known: set[str] = set()
         self._other: set[str] = set()
         self._reset()
 
@@ -130,30 +130,36 @@ class PieceEncoder:
             return
         self._fold[ord(ch)] = folded
         self._kind_of[ord(folded)] = kind
-        self._known.add(ch)
 
     def _folded(self, text: str) -> str | None:
         """``text`` as the normalizer makes it, one character for one, or None when it does not map so."""
         if not text.isascii():
             with self._lock:
                 for ch in set(text):
-                    if ord(ch) > 0x7F and ch not in self._known and ch not in self._other:
+                    if ord(ch) > 0x7F and ord(ch) not in self._fold and ch not in self._other:
                         self._learn_char(ch)
                 if not self._other.isdisjoint(text):
                     return None
             return text.translate(self._fold)
         return text.lower() if self.lowercase else text
 
-    def fast_path(self, text: str) -> bool:
-        """Whether ``text`` is one the fast path gives the tokenizer's answer for."""
-        folded = self._folded(text) if self.fast else None
-        return (folded is not None and _CONTROL.search(text) is None
-                and not any(s in text or s in folded for s in self.specials))
-
-    def _encode_fast(self, text: str) -> Pieces | None:
+    def _admitted(self, text: str) -> str | None:
+        """``text`` as the normalizer makes it when the fast path gives the tokenizer's answer for it, else None."""
+        if not self.fast or _CONTROL.search(text) is not None:
+            return None
         folded = self._folded(text)
         # an added token is matched before the normalizer (special tokens) or on its result (most others)
-        if folded is None or any(s in folded for s in self.specials):
+        if folded is None or any(s in text or s in folded for s in self.specials):
+            return None
+        return folded
+
+    def fast_path(self, text: str) -> bool:
+        """Whether ``text`` is one the fast path gives the tokenizer's answer for."""
+        return self._admitted(text) is not None
+
+    def _encode_fast(self, text: str) -> Pieces | None:
+        folded = self._admitted(text)
+        if folded is None:
             return None
         if folded.isascii():
             words = _WORDS.findall(folded)
@@ -206,11 +212,8 @@ class PieceEncoder:
         out: list[Pieces | None] = [None] * len(texts)
         slow: list[int] = []
         for i, text in enumerate(texts):
-            fast = (self.fast and _CONTROL.search(text) is None and not any(s in text for s in self.specials)
-                    and self._encode_fast(text))
-            if fast:
-                out[i] = fast
-            else:
+            out[i] = self._encode_fast(text)
+            if out[i] is None:
                 slow.append(i)
         if slow:
             for i, p in zip(slow, self._encode_slow([texts[i] for i in slow]), strict=True):

@@ -78,28 +78,16 @@ _ALPHABET = st.sampled_from(list("abcxyzABCXYZ0189 .,;:-/()[]#'\"\t\n\r@&*_~") +
     "\u0301", "\u200b", "中", "😀", "ﬁ", "Ø", "ı", "€"])
 
 
+@pytest.fixture(scope="module")
+def small_encoder(tokenizer: Tokenizer) -> PieceEncoder:
+    return PieceEncoder(tokenizer, max_words=64)  # small: the table starts afresh often
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_ALPHABET, max_size=60).map("".join))
-def test_random_text_same_pieces(text: str) -> None:
-    tok = _tokenizer_cached()
-    enc = _encoder_cached()
-    (got,) = enc.encode([text])
-    assert _same(got, _library(tok, text))
-
-
-_CACHE: dict[str, object] = {}
-
-
-def _tokenizer_cached() -> Tokenizer:
-    if "tok" not in _CACHE:
-        _CACHE["tok"] = _tokenizer()
-    return _CACHE["tok"]  # type: ignore[return-value]
-
-
-def _encoder_cached() -> PieceEncoder:
-    if "enc" not in _CACHE:
-        _CACHE["enc"] = PieceEncoder(_tokenizer_cached(), max_words=64)  # small: the table starts afresh often
-    return _CACHE["enc"]  # type: ignore[return-value]
+def test_random_text_same_pieces(tokenizer: Tokenizer, small_encoder: PieceEncoder, text: str) -> None:
+    (got,) = small_encoder.encode([text])
+    assert _same(got, _library(tokenizer, text))
 
 
 def test_bounded_memory_same_answers(tokenizer: Tokenizer) -> None:
