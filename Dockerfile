@@ -31,7 +31,7 @@ COPY schemas ./schemas
 RUN /opt/deidstream/bin/pip install . \
     && /opt/deidstream/bin/python -c "import processors.ner, processors.decide, pathlib; \
 assert (pathlib.Path(processors.ner.__file__).parent / 'models/deid-minilm/model.safetensors').is_file(); \
-assert (pathlib.Path(processors.decide.__file__).parent / 'models/decider/model.txt').is_file()"
+assert (pathlib.Path(processors.decide.__file__).parent / 'models/decider/model.txt.xz').is_file()"
 
 # ---- runtime -------------------------------------------------------------------------------------------------
 FROM ${BASE} AS runtime

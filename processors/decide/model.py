@@ -1,7 +1,8 @@
 """The decision stage's model file: a LightGBM booster (its own text format, stable across versions), the
 isotonic calibration of its scores, the threshold, and what the model was trained on (``decider.json``).
 
-A model folder holds ``model.txt`` (``lightgbm.Booster.model_to_string``), ``decider.json`` and ``MODEL_CARD.md``.
+A model folder holds ``model.txt.xz`` (``lightgbm.Booster.model_to_string``, xz-compressed: a third of the size; a
+plain ``model.txt`` is read too), ``decider.json`` and ``MODEL_CARD.md``.
 The features a model was trained with are named in ``decider.json``; loading refuses a model whose features are
 not the code's (``features.FEATURES``), so a model and the code that serves it cannot drift apart.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import lzma
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +25,16 @@ from processors.decide.features import FEATURES
 from schemas.errors import ConfigError
 
 META_FILE = "decider.json"
-MODEL_FILE = "model.txt"
+MODEL_FILE = "model.txt.xz"
+#: the booster's text uncompressed (folders written before the models were compressed, or by hand)
+PLAIN_MODEL_FILE = "model.txt"
 MODELS = Path(__file__).resolve().parent / "models"
 #: the shipped models: one for the detectors with the NER model, one for regex + dictionaries alone
 DEFAULT_MODEL = MODELS / "decider"
 NO_NER_MODEL = MODELS / "decider-no-ner"
+#: the shipped models of the routed languages (``SharedPolicy.language_routes``), each trained on the candidates of
+#: the NER model the NER step runs for that language
+ROUTE_MODELS: dict[str, Path] = {"es": MODELS / "decider-es"}
 
 
 def features_digest(names: Sequence[str] = FEATURES) -> str:
@@ -66,10 +73,11 @@ class Decider:
 
 def save(folder: Path, booster: Any, calibration: tuple[Sequence[float], Sequence[float]], threshold: float,
          meta: dict[str, Any]) -> Path:
-    """Write a model folder (``model.txt`` + ``decider.json``); returns the folder."""
+    """Write a model folder (``model.txt.xz`` + ``decider.json``); returns the folder."""
     folder.mkdir(parents=True, exist_ok=True)
     text = booster.model_to_string()
-    (folder / MODEL_FILE).write_text(text, encoding="utf-8")
+    (folder / MODEL_FILE).write_bytes(lzma.compress(text.encode("utf-8"), preset=9))
+    (folder / PLAIN_MODEL_FILE).unlink(missing_ok=True)
     body = dict(meta)
     body.update({
         "features": list(FEATURES), "features_digest": features_digest(),
@@ -88,6 +96,8 @@ def load(folder: str | Path) -> Decider:
     LightGBM, or a model trained with other features than the code computes."""
     path = Path(folder)
     meta_path, model_path = path / META_FILE, path / MODEL_FILE
+    if not model_path.is_file() and (path / PLAIN_MODEL_FILE).is_file():
+        model_path = path / PLAIN_MODEL_FILE
     if not meta_path.is_file() or not model_path.is_file():
         raise ConfigError(f"decide: no decision model in {path.name!r} (needs {META_FILE} and {MODEL_FILE}; "
                           "`deidstream train-decider` writes one)")
@@ -99,6 +109,7 @@ def load(folder: str | Path) -> Decider:
     if meta.get("features_digest") != features_digest():
         raise ConfigError(f"decide: the model in {path.name!r} was trained with other features than this code "
                           "computes; retrain it (`deidstream train-decider`)")
-    booster = lightgbm.Booster(model_str=model_path.read_text(encoding="utf-8"))
+    raw = model_path.read_bytes()
+    booster = lightgbm.Booster(model_str=(lzma.decompress(raw) if model_path.name == MODEL_FILE else raw).decode("utf-8"))
     cal = meta["calibration"]
     return Decider(booster, (tuple(cal["raw"]), tuple(cal["probability"])), float(meta["threshold"]), meta)

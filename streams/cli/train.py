@@ -140,7 +140,7 @@ def train_decider(
     config: Annotated[Path | None, typer.Option("--config", help="YAML settings file (the steps' options)")] = None,
 ) -> None:
     """Train the decision stage on annotated notes: candidates from the detectors, folds by patient, a recall-first
-    threshold chosen by nested cross-validation, isotonic calibration; writes model.txt, decider.json and
+    threshold chosen by nested cross-validation, isotonic calibration; writes model.txt.xz, decider.json and
     MODEL_CARD.md (use it with DEID_PIPELINE__OPTIONS='{"decide": {"model_dir": "OUT"}}')."""
     from processors.evaluation.gold import gold_from_records, load_gold
     from processors.synthetic.generator import generate

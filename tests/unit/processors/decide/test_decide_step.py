@@ -110,8 +110,8 @@ def test_when_the_model_folder_is_missing_or_stale_then_config_error(model_dir: 
         _step(tmp_path / "none")
     stale = tmp_path / "stale"
     stale.mkdir()
-    for name in ("model.txt", "decider.json"):
-        (stale / name).write_text((model_dir / name).read_text())
+    for name in ("model.txt.xz", "decider.json"):
+        (stale / name).write_bytes((model_dir / name).read_bytes())
     meta = json.loads((stale / "decider.json").read_text())
     meta["features_digest"] = "0" * 16
     (stale / "decider.json").write_text(json.dumps(meta))
