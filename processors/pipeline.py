@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from dictionaries import cache, vocab
 from processors.profiles import DetectorProfile, ProfileName, resolve_profile
@@ -142,6 +142,21 @@ class SharedPolicy(BaseModel):
     common_word_zipf: float = Field(default=vocab.COMMON_WORD_ZIPF, ge=0, le=8)
     #: shorter name parts are ignored (initials are matched separately)
     min_name_len: int = Field(default=2, ge=1)
+    #: notes in these languages (ISO 639-1, as :mod:`processors.language` identifies them) are served by the
+    #: language's own models in the steps that have them (the NER step and the decide step): Spanish by a NER and a
+    #: decision model trained with Spanish clinical text too. Empty: every note takes the default models
+    language_routes: tuple[str, ...] = ("es",)
+
+    @field_validator("language_routes")
+    @classmethod
+    def _known_languages(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if value:
+            from processors.language import DEFAULT_ROUTE, known_languages
+
+            unknown = sorted(set(value) - known_languages()) + ([DEFAULT_ROUTE] if DEFAULT_ROUTE in value else [])
+            if unknown:
+                raise ValueError(f"language_routes: unknown language code(s) {', '.join(unknown)}")
+        return tuple(dict.fromkeys(value))
 
 
 class PipelineConfig(BaseModel):

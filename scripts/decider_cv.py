@@ -58,7 +58,10 @@ def _span_dict(s: Any) -> dict[str, Any]:
 #: another NER's files for an experiment (``--oof`` / ``--ner-model`` of train and measure); None: the shipped ones.
 #: ``fp32`` (``--fp32``): the NER model unquantized, the cpu-fp32 / gpu-fp16 profiles' path, with its own
 #: out-of-fold spans (``OOF_FP32``)
-OVERRIDE: dict[str, Any] = {"oof": None, "ner_model": None, "fp32": False, "other_oof": []}
+#: ``routes``: the languages whose notes the NER and decide steps serve with their own models (the pipeline policy's
+#: ``language_routes``): none here but in ``measure``, which scores the shipped pipeline (a decision model is trained
+#: on, and a trial compares, the candidates of one NER model)
+OVERRIDE: dict[str, Any] = {"oof": None, "ner_model": None, "fp32": False, "other_oof": [], "routes": ()}
 OOF_FP32 = REPO / "scripts/data/ner_oof_physionet_design_fp32.jsonl.gz"
 
 
@@ -305,10 +308,11 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool
     rebuilding it over the other's."""
     if quantize is None:
         quantize = not OVERRIDE["fp32"]
-    from processors.ner.step import DEFAULT_MODEL_DIR, model_id
+    from processors.ner.step import DEFAULT_MODEL_DIR, ROUTE_MODEL_DIRS, model_id
 
     model_dir = OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR
     digest = model_id(model_dir).rsplit("-", 1)[1]  # the weights' sha256, 12 hex
+    digest += "".join(f"+{k}-{model_id(ROUTE_MODEL_DIRS[k]).rsplit('-', 1)[1]}" for k in OVERRIDE["routes"])
     path = REPO / ".gpu/ner_cache" / f"{name}-{digest}-{threshold}{'' if quantize else '-fp32'}.jsonl.gz"
     cached: dict[str, list[dict[str, Any]]] = {}
     if path.is_file():
@@ -317,7 +321,7 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool
     missing = [g for g in gold if g.id not in cached]
     if missing:
         cached.update(ner_spans([(g.id, g.to_note_in()) for g in missing],
-                                {**ner_options(threshold), "quantize": quantize}))
+                                {**ner_options(threshold), "quantize": quantize}, routes=OVERRIDE["routes"]))
         path.parent.mkdir(parents=True, exist_ok=True)
         with gzip.open(path, "wt", encoding="utf-8") as fh:
             for k, v in cached.items():
@@ -326,12 +330,13 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool
 
 
 def ner_spans(notes: Sequence[tuple[str, Any]], options: Mapping[str, Any], batch: int = 64,
-              ) -> dict[str, list[dict[str, Any]]]:
-    """The NER step's spans (``options``: the step's) on ``notes`` (id, NoteIn), in batches of ``batch`` notes: id ->
-    spans as dicts. Shared by the CPU cache above and the GPU run (``scripts/gpu_spans.py``)."""
-    from processors.pipeline import BuildContext, Note, build_processor
+              routes: Sequence[str] = ()) -> dict[str, list[dict[str, Any]]]:
+    """The NER step's spans (``options``: the step's; ``routes``: the languages routed to their own models) on
+    ``notes`` (id, NoteIn), in batches of ``batch`` notes: id -> spans as dicts. Shared by the CPU cache above and the
+    GPU run (``scripts/gpu_spans.py``)."""
+    from processors.pipeline import BuildContext, Note, SharedPolicy, build_processor
 
-    ner = build_processor("ner", dict(options), BuildContext())
+    ner = build_processor("ner", dict(options), BuildContext(policy=SharedPolicy(language_routes=tuple(routes))))
     out: dict[str, list[dict[str, Any]]] = {}
     for i in range(0, len(notes), batch):
         chunk = notes[i:i + batch]
@@ -416,6 +421,11 @@ def stored_for(corpora: Sequence[Any], threshold: float) -> dict[str, list[dict[
     return stored
 
 
+def _rel(path: Path) -> Path:
+    path = path.resolve()
+    return path.relative_to(REPO) if path.is_relative_to(REPO) else path
+
+
 def train(args: argparse.Namespace) -> int:
     from processors.decide.model import DEFAULT_MODEL, NO_NER_MODEL
     from processors.spans import NER_CANDIDATE_THRESHOLD
@@ -435,8 +445,10 @@ def train(args: argparse.Namespace) -> int:
                 "command": " ".join(["scripts/decider_cv.py", *sys.argv[1:]]),
                 "data": [{"name": c.name, "notes": len(c.gold), "chooses_threshold": c.choose} for c in corpora],
                 "ner_threshold": threshold if "ner" in steps else None,
-                "ner_spans": f"{oof_path.relative_to(REPO) if oof_path.is_relative_to(REPO) else oof_path} "
-                             "(out-of-fold) for the PhysioNet design notes; the shipped model for the others"
+                "ner_spans": f"{_rel(oof_path)} (out-of-fold) for the PhysioNet design notes; "
+                             + "".join(f"{_rel(Path(p))} (out-of-fold) for its notes; " for p in OVERRIDE["other_oof"])
+                             + (f"{_rel(Path(OVERRIDE['ner_model']))} for the others" if OVERRIDE["ner_model"]
+                                else "the shipped model for the others")
                              + (" (NER unquantized: float32)" if OVERRIDE["fp32"] else "")}
         rep = train_decider(corpora, out, stored_ner=stored, steps=steps, options={"ner": ner_options(threshold)},
                             target_recall=args.target_recall, rounds=args.rounds, meta=meta,
@@ -457,7 +469,7 @@ def run(gold: Sequence[Any], steps: Sequence[str], options: Mapping[str, Any],
     """Spans per note id after the pipeline ``steps`` (NER spans from ``stored_ner`` where given)."""
     from processors.training.decider import run_steps
 
-    notes = run_steps(gold, steps, options=options, stored_ner=stored_ner)
+    notes = run_steps(gold, steps, options=options, stored_ner=stored_ner, language_routes=OVERRIDE["routes"])
     return {g.id: (n.spans if n.error is None else ()) for g, n in zip(gold, notes, strict=True)}
 
 
@@ -516,7 +528,8 @@ def risk_auroc(gold: Sequence[Any], stored: Mapping[str, Any], options: Mapping[
     from processors.evaluation.scoring import evaluate
     from processors.training.decider import run_steps
 
-    notes = run_steps(gold, (*FULL, "transform", "leakcheck", "metrics"), options=options, stored_ner=stored)
+    notes = run_steps(gold, (*FULL, "transform", "leakcheck", "metrics"), options=options, stored_ner=stored,
+                      language_routes=OVERRIDE["routes"])
     result = evaluate(gold, {g.id: n.spans for g, n in zip(gold, notes, strict=True)})
     missed = [c.entities - c.entities_found > 0 for c in result.per_note]
     score = [n.metrics.risk.score for n in notes]
@@ -557,7 +570,8 @@ def risk_cv(args: argparse.Namespace) -> int:
             rep = train_decider([Corpus("physionet_design", train_gold, True, 20.0), *corpora[1:]], Path(tmp),
                                 stored_ner=stored, options=options, params={"seed": args.seed})
             notes = run_steps(fold_gold, (*FULL, "transform", "leakcheck", "metrics"),
-                              options={**options, "decide": {"model_dir": tmp}}, stored_ner=stored)
+                              options={**options, "decide": {"model_dir": tmp}}, stored_ner=stored,
+                              language_routes=OVERRIDE["routes"])
         fold_preds = {g.id: (n.spans if n.error is None else ()) for g, n in zip(fold_gold, notes, strict=True)}
         preds.update(fold_preds)
         result = evaluate(fold_gold, fold_preds)
@@ -584,14 +598,21 @@ def risk_cv(args: argparse.Namespace) -> int:
 
 
 def measure(args: argparse.Namespace) -> int:
+    from processors.pipeline import SharedPolicy
     from processors.spans import NER_CANDIDATE_THRESHOLD
 
     threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
     options: dict[str, Any] = {"ner": ner_options(threshold)}
     if args.decider:
         options["decide"] = {"model_dir": str(args.decider)}
+    # the shipped pipeline routes the policy's languages to their own models; an experiment's decision model (or
+    # another NER's spans) serves every note unless --routes names some
+    OVERRIDE["routes"] = tuple(x for x in (args.routes if args.routes is not None else (
+        "" if args.decider or OVERRIDE["ner_model"] or OVERRIDE["oof"] else
+        ",".join(SharedPolicy().language_routes))).split(",") if x)
     out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold, "sets": {},
-                           "decider": str(args.decider) if args.decider else "shipped"}
+                           "decider": str(args.decider) if args.decider else "shipped",
+                           "language_routes": list(OVERRIDE["routes"])}
     cv = json.loads((Path(args.cv_report) if args.cv_report else RESULTS / "decider_cv.json").read_text())
     out["design_cv"] = {name: next(c for c in cv[name]["corpora"] if c["name"] == "physionet_design")
                         for name in ("with_ner", "no_ner") if name in cv}
@@ -898,6 +919,8 @@ def main() -> int:
     m.add_argument("--ner-threshold", type=float, default=None)
     m.add_argument("-o", "--output", default=str(RESULTS / "decider_quality.json"))
     m.add_argument("--decider", type=Path, default=None, help="another decision model folder (an experiment)")
+    m.add_argument("--routes", default=None, help="languages routed to their own models, comma-separated ('' for "
+                   "none; default: the pipeline policy's, or none with --decider, --ner-model or --oof)")
     m.add_argument("--cv-report", default=None, help="its design-CV report (train --report; default: the shipped)")
     m.add_argument("--gpu-spans", type=Path, default=None,
                    help="score the gpu-fp16 profile: the NER spans of the GPU run (scripts/gpu_spans.py's file)")

@@ -188,10 +188,13 @@ def worker(rank: int, procs: int, args: dict[str, Any], barrier: Any, results: A
     try:
         import torch
 
-        from processors.pipeline import Note, Pipeline, PipelineConfig
+        from processors.pipeline import Note, Pipeline, PipelineConfig, SharedPolicy
         from streams.cli.bench import fixed_length_notes
 
-        cfg = PipelineConfig(profile=args["profile"], options={"ner": {"batch_size": args["ner_windows"]}})
+        # no language routes: the notes are English (none would be routed), and the pack need not carry the
+        # language identifier (py3langid's model, 4.5 MB) or load the Spanish route's models in every process
+        cfg = PipelineConfig(profile=args["profile"], options={"ner": {"batch_size": args["ner_windows"]}},
+                             policy=SharedPolicy(language_routes=()))
         pipeline = Pipeline.from_config(cfg)
         ner = next(p for p in pipeline.processors if p.name == "ner")
         loaded: Any = ner.model  # type: ignore[attr-defined]

@@ -10,11 +10,27 @@
 # GPU's own settings are left as they are. Not yet run on a GPU (no device in the session that wrote it).
 # The result JSON, the spans file and the logs go to $OUT (the device call brings them back).
 #   run tool: command "bash scripts/gpu_run.sh", carry [".gpu/pack"], timeout_s 420
+# When the tracked files and the pack together pass the 64 MiB a call carries (`python scripts/gpu_pack.py` prints
+# both), the packages travel in a call of their own and the run follows at once, while the machine is warm (its idle
+# window: 30 s on an H200), which keeps /tmp:
+#   1. command "STAGE=site bash scripts/gpu_run.sh", carry [".gpu/pack/site.tar.xz"], timeout_s 60
+#   2. command "bash scripts/gpu_run.sh", carry [".gpu/pack/cache.tar.xz", ".gpu/pack/notes.jsonl.xz",
+#      ".gpu/pack/eval_notes.jsonl.xz"], timeout_s 420
 set -euo pipefail
 OUT="${OUT:-$(pwd)/out}"
 PACK=.gpu/pack
 mkdir -p "$OUT" /tmp/deid/site /tmp/deid/cache
-tar -xJf "$PACK/site.tar.xz" -C /tmp/deid/site
+if [ -f "$PACK/site.tar.xz" ]; then
+  tar -xJf "$PACK/site.tar.xz" -C /tmp/deid/site
+fi
+if [ "${STAGE:-}" = site ]; then
+  echo "packages unpacked into /tmp/deid/site; now the run, at once"
+  exit 0
+fi
+if [ ! -d /tmp/deid/site/pydantic ]; then
+  echo "no packages in /tmp/deid/site: carry .gpu/pack/site.tar.xz, or stage it first (STAGE=site)" >&2
+  exit 2
+fi
 tar -xJf "$PACK/cache.tar.xz" -C /tmp/deid/cache
 export PYTHONPATH="/tmp/deid/site:$(pwd)" DEID_CACHE_DIR=/tmp/deid/cache PYTHONUNBUFFERED=1
 PY="${PYTHON:-python3}"

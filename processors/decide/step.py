@@ -14,7 +14,10 @@ add-only). Policy, not fitting: a candidate made only of weekday names is kept o
 only a US state or a country by ``states_countries``.
 
 The model is chosen by the detectors the pipeline runs: ``models/decider`` with the NER step, ``models/
-decider-no-ner`` without it (``model_dir`` overrides). The ensemble step after this one only merges overlaps.
+decider-no-ner`` without it (``model_dir`` overrides). With the NER step, a note in a routed language (the pipeline
+policy's ``language_routes``, :mod:`processors.language`) is scored by that language's model, trained on the
+candidates of the NER model the NER step runs for it (``models/decider-es``; ``route_model_dirs`` overrides). The
+ensemble step after this one only merges overlaps.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,8 +34,10 @@ from dictionaries.medical import MedicalVocabulary, medical_vocabulary
 from dictionaries.medical_syntax import clinical_measures
 from processors.decide.cues import Cues
 from processors.decide.features import SOURCES, Extractor
-from processors.decide.model import DEFAULT_MODEL, NO_NER_MODEL, Decider, load
+from processors.decide.model import DEFAULT_MODEL, NO_NER_MODEL, ROUTE_MODELS, Decider, load
+from processors.language import route
 from processors.pipeline import BuildContext, Note, register
+from schemas.errors import ConfigError
 from schemas.models import Span
 
 logger = logging.getLogger(__name__)
@@ -61,36 +67,69 @@ class Decide:
         #: only the places smaller than a state; general-English annotations (presidio_synth_v2) and MEDDOCAN label
         #: them, the PhysioNet annotators did not (README, Quality: precision with and without)
         states_countries: bool = True
+        #: the model folder of each routed language (the pipeline policy's ``language_routes``; with the NER step
+        #: only); a routed language not named here takes the shipped model of that language (``ROUTE_MODELS``)
+        route_model_dirs: dict[str, str] = Field(default_factory=dict)
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         self.config = config
-        default = DEFAULT_MODEL if (not ctx.steps or "ner" in ctx.steps) else NO_NER_MODEL
-        self.model: Decider = load(Path(config.model_dir) if config.model_dir else default)
+        with_ner = not ctx.steps or "ner" in ctx.steps
+        self.model: Decider = load(Path(config.model_dir) if config.model_dir else
+                                   DEFAULT_MODEL if with_ner else NO_NER_MODEL)
         # the step's option, else the detector profile's threshold (issue 26; None until fitted), else the model's
-        profile_threshold = ctx.profile.decide_threshold if ctx.profile is not None else None
-        self.threshold = next(t for t in (config.threshold, profile_threshold, self.model.threshold) if t is not None)
+        self._fixed_threshold = next((t for t in (config.threshold, ctx.profile.decide_threshold if ctx.profile
+                                                  else None) if t is not None), None)
         self.vocab: MedicalVocabulary = medical_vocabulary(ctx.cache_dir)
-        self.extractor = Extractor(
-            Cues(ctx.cache_dir), self.vocab, frozenset(config.protect_sources), config.protect_message_identifiers,
-            config.weekdays, frozenset(self.model.meta.get("sources", SOURCES)), config.states_countries)
+        self._cues = Cues(ctx.cache_dir)
+        self.threshold, self.extractor = self._serve(self.model)
+        #: routed language -> (model, threshold, extractor); the default route's are the attributes above. The
+        #: routes' models were trained on their NER's candidates, so without the NER step every note takes the default
+        self.routes: dict[str, tuple[Decider, float, Extractor]] = {}
+        for lang in ctx.policy.language_routes if with_ner else ():
+            named = config.route_model_dirs.get(lang)
+            folder = Path(named).expanduser() if named else ROUTE_MODELS.get(lang)
+            if folder is None:
+                raise ConfigError(f"decide: no model for the routed language {lang!r}; name one in route_model_dirs "
+                                  "or leave the language out of pipeline.policy.language_routes")
+            model = load(folder)
+            self.routes[lang] = (model, *self._serve(model))
+
+    def _serve(self, model: Decider) -> tuple[float, Extractor]:
+        """The threshold and the feature extractor ``model`` is served with."""
+        threshold = self._fixed_threshold if self._fixed_threshold is not None else model.threshold
+        config = self.config
+        return threshold, Extractor(
+            self._cues, self.vocab, frozenset(config.protect_sources), config.protect_message_identifiers,
+            config.weekdays, frozenset(model.meta.get("sources", SOURCES)), config.states_countries)
 
     def dictionary_versions(self) -> dict[str, str]:
-        return {"decider": self.model.model_id, "clinical_measures": clinical_measures().version,
+        deciders = self.model.model_id + "".join(f"+{k}:{m.model_id}" for k, (m, _, _) in self.routes.items())
+        return {"decider": deciders, "clinical_measures": clinical_measures().version,
                 "clinical_words": jargon_version(), "medical": self.vocab.version}
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
-        parts = [self.extractor.split(n) for n in notes]
-        rows = [r for _, _, rs in parts for r in rs]
-        probs = self.model.probability(rows)
+        default = (self.model, self.threshold, self.extractor)
+        routes = [route(n.text, self.routes) for n in notes]
+        served = [self.routes.get(r, default) for r in routes]
+        parts = [extractor.split(n) for n, (_, _, extractor) in zip(notes, served, strict=True)]
+        note_probs: dict[int, Any] = {}
+        for r in dict.fromkeys(routes):  # each route's model once, its notes' rows in one call
+            mine = [j for j, rj in enumerate(routes) if rj == r]
+            probs = self.routes.get(r, default)[0].probability([row for j in mine for row in parts[j][2]])
+            at = 0
+            for j in mine:
+                note_probs[j] = probs[at:at + len(parts[j][2])]
+                at += len(parts[j][2])
         out: list[Note] = []
-        k = 0
-        for note, (fixed, scored, _) in zip(notes, parts, strict=True):
+        for j, (note, (fixed, scored, _)) in enumerate(zip(notes, parts, strict=True)):
+            probs, threshold = note_probs[j], served[j][1]
+            k = 0
             keep = set(fixed)
             dropped: list[Span] = []
             for i in scored:
                 p = float(probs[k])
                 k += 1
-                if p >= self.threshold:
+                if p >= threshold:
                     keep.add(i)
                 else:
                     dropped.append(note.spans[i].model_copy(update={"score": round(p, 6)}))

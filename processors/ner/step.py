@@ -55,6 +55,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from dictionaries.calendar import MONTH_TOKENS
+from processors.language import route
 from processors.ner.pieces import PieceEncoder
 from processors.pipeline import BuildContext, Note, register
 from processors.profiles import DetectorProfile
@@ -67,8 +68,14 @@ logger = logging.getLogger(__name__)
 
 #: The shipped model (fp16 safetensors + tokenizer + MODEL_CARD.md).
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "deid-minilm"
+#: The shipped models of the routed languages (``SharedPolicy.language_routes``; :mod:`processors.language`).
+ROUTE_MODEL_DIRS: dict[str, Path] = {"es": Path(__file__).resolve().parent / "models" / "deid-minilm-es"}
 #: Training metadata written by ``ner_train`` beside the weights (classes, data, command, scores).
 META_FILE = "deidstream_ner.json"
+#: A model folder holding this file (the sha256 of the word-piece embeddings) ships without those embeddings and
+#: without a tokenizer: both are the shipped model's (a model trained from the same base with them frozen)
+SHARED_EMBEDDINGS_FILE = "embedding.sha256"
+WORD_EMBEDDINGS = "bert.embeddings.word_embeddings.weight"
 OUTSIDE = "O"
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -521,7 +528,11 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dty
     dev = resolve_device(device)
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # load reports: weights only, noisy
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar on stderr
-    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    # a model trained from the same base with the word-piece embeddings frozen may ship without them (and without
+    # the tokenizer): both come from the shipped model, checked by the embeddings' hash
+    shared = (path / SHARED_EMBEDDINGS_FILE).is_file()
+    tok_dir = path if (path / "tokenizer.json").is_file() or not shared else DEFAULT_MODEL_DIR
+    tokenizer = AutoTokenizer.from_pretrained(str(tok_dir), local_files_only=True)
     if not tokenizer.is_fast:
         raise ConfigError("NER needs a fast tokenizer (tokenizer.json) for character offsets")
     tokenizer.model_max_length = 1 << 30  # we window ourselves; silence the long-input warning
@@ -533,6 +544,8 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dty
     name = ("float16" if dev.startswith("cuda") else "float32") if dtype == "auto" else dtype
     model = AutoModelForTokenClassification.from_pretrained(str(path), local_files_only=True,
                                                             dtype=getattr(torch, name))
+    if shared:
+        _share_embeddings(model, path)
     model.eval()
     quantized = False
     if quantize and dev == "cpu" and name == "float32":
@@ -550,6 +563,24 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dty
     logger.info("NER model %s loaded on %s (%d classes, quantized=%s, traced=%s)", loaded.model_id, dev,
                 len(loaded.index.classes), quantized, loaded.traced is not None)
     return loaded
+
+
+def _share_embeddings(model: Any, path: Path) -> None:
+    """The shipped model's word-piece embeddings into ``model`` (whose folder holds their sha256 instead of them)."""
+    import torch
+    from safetensors import safe_open
+
+    with safe_open(str(DEFAULT_MODEL_DIR / "model.safetensors"), framework="pt") as fh:
+        embed = fh.get_tensor(WORD_EMBEDDINGS)
+    want = (path / SHARED_EMBEDDINGS_FILE).read_text(encoding="utf-8").strip()
+    if hashlib.sha256(embed.float().numpy().tobytes()).hexdigest() != want:
+        raise ConfigError(f"NER model {path.name} was trained on other word-piece embeddings than the shipped "
+                          f"model's ({SHARED_EMBEDDINGS_FILE} differs)")
+    target = model.get_input_embeddings().weight
+    if tuple(target.shape) != tuple(embed.shape):
+        raise ConfigError(f"NER model {path.name}: the shipped word-piece embeddings do not fit it")
+    with torch.no_grad():
+        target.copy_(embed.to(target.dtype))
 
 
 @dataclass(frozen=True, slots=True)
@@ -713,6 +744,9 @@ class NER:
         dtype: DType = "auto"
         #: drop spans made only of function words ("What", "is", "to", "'s"): the model's out-of-domain noise
         drop_function_words: bool = True
+        #: the model folder of each routed language (the pipeline policy's ``language_routes``); a routed language
+        #: not named here takes the shipped model of that language (:data:`ROUTE_MODEL_DIRS`)
+        route_model_dirs: dict[str, str] = Field(default_factory=dict)
 
     def __init__(self, config: Config, ctx: BuildContext) -> None:
         if config.overlap >= config.max_length - 2:
@@ -722,17 +756,32 @@ class NER:
         self.profile = ctx.profile.name if ctx.profile is not None else None
         model_dir = Path(config.model_dir).expanduser() if config.model_dir else default_model_dir()
         self.model = load_model(str(model_dir.resolve()), config.device, config.quantize, config.dtype)
-        self.model_id = self.model.model_id
+        #: routed language -> its model (the default route's is ``self.model``)
+        self.routes: dict[str, LoadedModel] = {}
+        for lang in ctx.policy.language_routes:
+            named = config.route_model_dirs.get(lang)
+            folder = Path(named).expanduser() if named else ROUTE_MODEL_DIRS.get(lang)
+            if folder is None:
+                raise ConfigError(f"ner: no model for the routed language {lang!r}; name one in route_model_dirs "
+                                  "or leave the language out of pipeline.policy.language_routes")
+            self.routes[lang] = load_model(str(folder.resolve()), config.device, config.quantize, config.dtype)
+        self.model_id = self.model.model_id + "".join(f"+{k}:{m.model_id}" for k, m in self.routes.items())
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
         cfg = self.config
-        pieces = predict(self.model, [n.text for n in notes], batch_size=cfg.batch_size,
-                         max_length=cfg.max_length, overlap=cfg.overlap)
-        out = []
-        for note, p in zip(notes, pieces, strict=True):
-            spans = decode_spans(note.text, p.offsets, p.probs, self.model.index,
-                                 token_threshold=cfg.token_threshold, min_score=cfg.min_score)
-            if cfg.drop_function_words:
-                spans = [x for x in spans if not only_function_words(note.text[x.start:x.end])]
-            out.append(note.add_spans(spans))
+        by_route: dict[str, list[int]] = {}
+        for i, n in enumerate(notes):
+            by_route.setdefault(route(n.text, self.routes), []).append(i)
+        out: list[Note] = list(notes)
+        for lang, idx in by_route.items():
+            model = self.routes.get(lang, self.model)
+            pieces = predict(model, [notes[i].text for i in idx], batch_size=cfg.batch_size,
+                             max_length=cfg.max_length, overlap=cfg.overlap)
+            for i, p in zip(idx, pieces, strict=True):
+                note = notes[i]
+                spans = decode_spans(note.text, p.offsets, p.probs, model.index,
+                                     token_threshold=cfg.token_threshold, min_score=cfg.min_score)
+                if cfg.drop_function_words:
+                    spans = [x for x in spans if not only_function_words(note.text[x.start:x.end])]
+                out[i] = note.add_spans(spans)
         return out

@@ -302,12 +302,13 @@ class StoredNer:
 
 def run_steps(gold: Sequence[GoldNote], steps: Sequence[str], *, options: Mapping[str, Mapping[str, Any]] | None = None,
               stored_ner: Mapping[str, Sequence[Any]] | None = None, context_steps: Sequence[str] | None = None,
-              batch_size: int = 64) -> list[Note]:
+              batch_size: int = 64, language_routes: Sequence[str] | None = None) -> list[Note]:
     """The notes after the pipeline ``steps`` (built as in a pipeline of ``context_steps``, default ``steps``), the
-    NER spans from ``stored_ner`` where a note has them."""
-    from processors.pipeline import Pipeline, PipelineConfig, build_processor, make_context
+    NER spans from ``stored_ner`` where a note has them. ``language_routes``: the policy's (None: its default)."""
+    from processors.pipeline import Pipeline, PipelineConfig, SharedPolicy, build_processor, make_context
 
-    config = PipelineConfig(steps=tuple(context_steps or steps),
+    policy = SharedPolicy() if language_routes is None else SharedPolicy(language_routes=tuple(language_routes))
+    config = PipelineConfig(steps=tuple(context_steps or steps), policy=policy,
                             options={k: dict(v) for k, v in (options or {}).items()})
     ctx = make_context(config)
     procs: list[Any] = []
@@ -327,9 +328,10 @@ def run_steps(gold: Sequence[GoldNote], steps: Sequence[str], *, options: Mappin
 def detect(gold: Sequence[GoldNote], *, steps: Sequence[str] = ("regex", "ner", "dictionary", "recovery"),
            options: Mapping[str, Mapping[str, Any]] | None = None,
            stored_ner: Mapping[str, Sequence[Any]] | None = None) -> list[Note]:
-    """The notes after the detectors and recovery: the decide step's input."""
+    """The notes after the detectors and recovery: the decide step's input. Every note takes the default route's NER
+    model (no language routing): a decision model learns the candidates of one NER model."""
     return run_steps(gold, steps, options=options, stored_ner=stored_ner,
-                     context_steps=(*steps, "decide", "ensemble"))
+                     context_steps=(*steps, "decide", "ensemble"), language_routes=())
 
 
 @dataclass

@@ -656,10 +656,12 @@ def evaluate_model(
     """Token-level P/R/F1 (overall and per label, ``processors.evaluation.scoring``) of the NER step alone."""
     from processors.evaluation.gold import load_gold
     from processors.evaluation.scoring import evaluate
-    from processors.pipeline import BuildContext, Note, build_processor
+    from processors.pipeline import BuildContext, Note, SharedPolicy, build_processor
 
     gold = load_gold(data, resolve_label_map(label_map))
-    ner = build_processor("ner", {"model_dir": str(model_dir), **(options or {})}, BuildContext())
+    # this model on every note: no language routes to other models
+    ner = build_processor("ner", {"model_dir": str(model_dir), **(options or {})},
+                          BuildContext(policy=SharedPolicy(language_routes=())))
     predicted: dict[str, Any] = {}
     t0 = time.perf_counter()
     for i in range(0, len(gold), batch_size):

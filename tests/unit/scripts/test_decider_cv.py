@@ -166,7 +166,7 @@ def test_when_two_sets_share_a_cache_name_then_each_note_runs_once_and_each_set_
     # other notes: tests/unit/processors/ner)
     runs: list[list[str]] = []
 
-    def fake_ner(notes: Any, options: Any) -> dict[str, list[dict[str, object]]]:
+    def fake_ner(notes: Any, options: Any, routes: Any = ()) -> dict[str, list[dict[str, object]]]:
         runs.append([i for i, _ in notes])
         return {i: [_ner(0, 1, 0.5 if i.startswith("t") else 0.7)] for i, _ in notes}
 
@@ -179,3 +179,22 @@ def test_when_two_sets_share_a_cache_name_then_each_note_runs_once_and_each_set_
     assert cv.shipped_ner(train, 0.005, "synthetic", True)["t1"] == [_ner(0, 1, 0.5)]
     assert cv.shipped_ner(train + held, 0.005, "synthetic", True).keys() == {"t0", "t1", "t2", "e0", "e1"}
     assert runs == [["t0", "t1", "t2"], ["e0", "e1"]]  # the third and fourth calls ran nothing
+
+
+def test_when_the_policys_routes_are_measured_then_the_ner_runs_routed_and_caches_apart(
+        monkeypatch: Any, tmp_path: Path) -> None:
+    seen: list[tuple[str, ...]] = []
+
+    def fake_ner(notes: Any, options: Any, routes: Any = ()) -> dict[str, list[dict[str, object]]]:
+        seen.append(tuple(routes))
+        return {i: [_ner(0, 1, 0.9 if routes else 0.4)] for i, _ in notes}
+
+    monkeypatch.setattr(cv, "ner_spans", fake_ner)
+    monkeypatch.setattr(cv, "REPO", tmp_path)
+    notes = [GoldNote(id="m0", text="x", spans=())]
+    assert cv.shipped_ner(notes, 0.005, "meddocan", True) == {"m0": [_ner(0, 1, 0.4)]}
+    monkeypatch.setitem(cv.OVERRIDE, "routes", ("es",))
+    assert cv.shipped_ner(notes, 0.005, "meddocan", True) == {"m0": [_ner(0, 1, 0.9)]}
+    assert seen == [(), ("es",)]
+    names = sorted(p.name for p in (tmp_path / ".gpu/ner_cache").iterdir())
+    assert len(names) == 2 and sum("+es-" in n for n in names) == 1

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from dictionaries import vocab
-from processors.decide.model import DEFAULT_MODEL, NO_NER_MODEL, features_digest, load
+from processors.decide.model import DEFAULT_MODEL, NO_NER_MODEL, ROUTE_MODELS, features_digest, load
 from processors.pipeline import Pipeline, PipelineConfig
 from schemas.models import NoteIn
 
@@ -57,7 +57,7 @@ def test_when_the_pipeline_runs_without_ner_then_its_own_model_decides(
     assert _found(no_ner, text) == expected
 
 
-@pytest.mark.parametrize("folder", [DEFAULT_MODEL, NO_NER_MODEL])
+@pytest.mark.parametrize("folder", [DEFAULT_MODEL, NO_NER_MODEL, ROUTE_MODELS["es"]])
 def test_when_a_shipped_model_is_read_then_it_is_documented_and_matches_the_code(folder: Any) -> None:
     meta = json.loads((folder / "decider.json").read_text())
     assert meta["features_digest"] == features_digest()
@@ -70,3 +70,60 @@ def test_when_a_shipped_model_is_read_then_it_is_documented_and_matches_the_code
     assert design["nested"]["recall"] >= 0.7 and design["notes"] == 850
     model = load(folder)
     assert model.threshold == meta["threshold"]
+
+
+# -- the Spanish route (pipeline.policy.language_routes) ----------------------------------------------------------
+
+SPANISH = [
+    ("Paciente varón de 64 años, D. Rafael Ortiz Menéndez, ingresado el 14 de marzo de 2019 en el Hospital "
+     "Universitario de Salamanca por dolor torácico. Su hija Lucía Ortiz le acompaña; teléfono 923 456 789.",
+     ["Rafael Ortiz Menéndez", "14 de marzo de 2019", "Hospital Universitario de Salamanca", "Lucía Ortiz",
+      "923 456 789"], ["dolor torácico"]),
+    ("Informe remitido a la Dra. Carmen Villalobos Ruiz, Servicio de Cardiología, Hospital General de Albacete, "
+     "C/ Mayor 12, 02001 Albacete. NHC 4478123.",
+     ["Carmen Villalobos Ruiz", "Hospital General de Albacete", "C/ Mayor 12", "02001 Albacete", "4478123"],
+     ["Servicio de Cardiología"]),
+    ("Mujer de 71 años con antecedentes de hipertensión arterial y diabetes mellitus tipo 2 en tratamiento con "
+     "metformina 850 mg cada 12 horas. Exploración: TA 150/90 mmHg, FC 88 lpm, saturación 96%.",
+     [], ["71 años", "hipertensión arterial", "diabetes mellitus tipo 2", "metformina 850 mg cada 12 horas",
+          "TA 150/90 mmHg, FC 88 lpm, saturación 96%"]),
+]
+
+
+@pytest.fixture(scope="module")
+def spanish_pair() -> Pipeline:
+    """The Spanish route's NER and decision models on every note (no routing)."""
+    from processors.ner.step import ROUTE_MODEL_DIRS
+    from processors.pipeline import SharedPolicy
+
+    return Pipeline.from_config(PipelineConfig(
+        steps=DETECT, policy=SharedPolicy(language_routes=()),
+        options={"ner": {"model_dir": str(ROUTE_MODEL_DIRS["es"])}, "decide": {"model_dir": str(ROUTE_MODELS["es"])}}),
+        cache_dir=vocab.cache_dir())
+
+
+def _covered(text: str, spans: list[tuple[int, int]], part: str) -> float:
+    """The share of ``part``'s characters (not blanks) inside some span."""
+    start = text.index(part)
+    chars = [i for i in range(start, start + len(part)) if not text[i].isspace()]
+    return sum(any(a <= i < b for a, b in spans) for i in chars) / len(chars)
+
+
+@pytest.mark.parametrize(("text", "identifiers", "clinical"), SPANISH)
+def test_when_a_spanish_note_is_routed_then_its_pair_of_models_decides_and_every_identifier_goes(
+        default: Pipeline, spanish_pair: Pipeline, text: str, identifiers: list[str], clinical: list[str]) -> None:
+    (routed,) = default.run([NoteIn(note_id="t", text=text)])
+    (alone,) = spanish_pair.run([NoteIn(note_id="t", text=text)])
+    assert routed.spans == alone.spans and routed.dropped == alone.dropped
+    spans = [(s.start, s.end) for s in routed.spans]
+    assert [p for p in identifiers if _covered(text, spans, p) < 1.0] == []
+    assert [p for p in clinical if _covered(text, spans, p) > 0.0] == []
+
+
+@pytest.mark.xfail(strict=True, reason="known: the Spanish route's NER runs a report's opening 'Paciente varón de 64' "
+                   "into one NAME candidate the decision model keeps, so the age goes with it. Rare on MEDDOCAN dev "
+                   "design (11 of its 409 unannotated 'NN años' ages deleted routed, 88 unrouted); left open in issue 25")
+def test_when_a_spanish_report_opens_with_the_patients_age_then_the_age_stays(default: Pipeline) -> None:
+    text = SPANISH[0][0]
+    (routed,) = default.run([NoteIn(note_id="t", text=text)])
+    assert _covered(text, [(s.start, s.end) for s in routed.spans], "64 años") == 0.0

@@ -141,3 +141,72 @@ def test_when_surfaces_repeat_then_the_remembered_features_equal_the_computed_on
     bounded.split(first)
     assert len(bounded.cues.surface_features) <= 2
     assert bounded.split(second) == alone
+
+
+def test_when_a_folder_holds_the_plain_text_model_then_it_loads_as_the_compressed_one(
+        model_dir: Path, tmp_path: Path) -> None:
+    import lzma
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "model.txt").write_bytes(lzma.decompress((model_dir / "model.txt.xz").read_bytes()))
+    (plain / "decider.json").write_bytes((model_dir / "decider.json").read_bytes())
+    rows = np.random.default_rng(3).random((50, len(FEATURES))).tolist()
+    assert np.array_equal(decider_model.load(plain).probability(rows), decider_model.load(model_dir).probability(rows))
+
+
+SPANISH = ("La paciente Ann Smith, de 64 años, acude al servicio de urgencias por dolor torácico opresivo de dos horas "
+           "de evolución, irradiado al brazo izquierdo y acompañado de sudoración profusa.")
+ENGLISH = ("The patient Ann Smith, 64 years old, came to the emergency department with two hours of crushing chest "
+           "pain radiating to the left arm, with profuse sweating.")
+
+
+def _routed_step(model_dir: Path, route_dir: Path, routes: tuple[str, ...] = ("es",),
+                 steps: tuple[str, ...] = ("regex", "ner", "dictionary", "decide")) -> Any:
+    from processors.pipeline import SharedPolicy
+
+    return build_processor("decide", {"model_dir": str(model_dir), "route_model_dirs": {"es": str(route_dir)}},
+                           BuildContext(cache_dir=vocab.cache_dir(), steps=steps,
+                                        policy=SharedPolicy(language_routes=routes)))
+
+
+@pytest.fixture(scope="module")
+def strict_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The jargon model with threshold 1.0: it drops every candidate it scores."""
+    folder = _jargon_model(tmp_path_factory.mktemp("strict"))
+    meta = json.loads((folder / "decider.json").read_text())
+    meta.update(threshold=1.0, model_id="test-strict")
+    (folder / "decider.json").write_text(json.dumps(meta))
+    return folder
+
+
+def test_when_a_note_reads_as_a_routed_language_then_that_languages_model_decides(
+        model_dir: Path, strict_dir: Path) -> None:
+    step = _routed_step(model_dir, strict_dir)
+    spanish, english = _note(SPANISH, [("Ann Smith", "NAME", "ner")]), _note(ENGLISH, [("Ann Smith", "NAME", "ner")])
+    out_es, out_en, out_es2 = step.process_batch([spanish, english, spanish])
+    assert _surfaces(out_es, out_es.spans) == [] and _surfaces(out_es, out_es.dropped) == ["Ann Smith"]
+    assert _surfaces(out_en, out_en.spans) == ["Ann Smith"] and out_en.dropped == ()
+    assert out_es2 == out_es
+    assert step.dictionary_versions()["decider"] == "test-jargon+es:test-strict"
+
+
+@pytest.mark.parametrize(("routes", "steps"), [
+    ((), ("regex", "ner", "dictionary", "decide")),
+    (("es",), ("regex", "dictionary", "decide")),  # the routes' models learnt their NER's candidates: no NER, no route
+])
+def test_when_routing_is_off_or_there_is_no_ner_then_every_note_takes_the_default_model(
+        model_dir: Path, strict_dir: Path, routes: tuple[str, ...], steps: tuple[str, ...]) -> None:
+    step = _routed_step(model_dir, strict_dir, routes, steps)
+    (out,) = step.process_batch([_note(SPANISH, [("Ann Smith", "NAME", "ner")])])
+    assert _surfaces(out, out.spans) == ["Ann Smith"]
+    assert step.routes == {}
+
+
+def test_when_a_routed_language_has_no_model_then_config_error(model_dir: Path) -> None:
+    from processors.pipeline import SharedPolicy
+
+    with pytest.raises(ConfigError, match="no model for the routed language 'de'"):
+        build_processor("decide", {"model_dir": str(model_dir)},
+                        BuildContext(cache_dir=vocab.cache_dir(), steps=("regex", "ner", "decide"),
+                                     policy=SharedPolicy(language_routes=("de",))))
