@@ -14,9 +14,12 @@ route. A misrouted note still gets a NER and a decision model that read English 
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from schemas.errors import ConfigError
 
 #: the identifier must give the language (with its varieties) at least this probability, normalised over its 140
 #: languages: more than all the others together. Every MEDDOCAN train and dev note reads as Spanish at 0.977 or more
@@ -65,6 +68,25 @@ def route(text: str, languages: Collection[str]) -> str:
         if sum(probs.get(v, 0.0) for v in VARIETIES.get(lang, (lang,))) >= MIN_PROBABILITY:
             return lang  # at most one language can hold more than half
     return DEFAULT_ROUTE
+
+
+def by_route(texts: Sequence[str], languages: Collection[str]) -> dict[str, list[int]]:
+    """The indices of ``texts`` by their :func:`route`, in order (a step runs each route's model once a batch)."""
+    groups: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        groups.setdefault(route(text, languages), []).append(i)
+    return groups
+
+
+def route_folder(step: str, language: str, named: Mapping[str, str], shipped: Mapping[str, Path]) -> Path:
+    """The model folder a step runs for a routed ``language``: the one its options name, else the shipped one; a
+    language with neither is a configuration error."""
+    if language in named:
+        return Path(named[language]).expanduser()
+    if language in shipped:
+        return shipped[language]
+    raise ConfigError(f"{step}: no model for the routed language {language!r}; name one in route_model_dirs or leave "
+                      "the language out of pipeline.policy.language_routes")
 
 
 def known_languages() -> frozenset[str]:

@@ -151,9 +151,9 @@ class SharedPolicy(BaseModel):
     @classmethod
     def _known_languages(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         if value:
-            from processors.language import DEFAULT_ROUTE, known_languages
+            from processors.language import known_languages
 
-            unknown = sorted(set(value) - known_languages()) + ([DEFAULT_ROUTE] if DEFAULT_ROUTE in value else [])
+            unknown = sorted(set(value) - known_languages())
             if unknown:
                 raise ValueError(f"language_routes: unknown language code(s) {', '.join(unknown)}")
         return tuple(dict.fromkeys(value))

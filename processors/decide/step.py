@@ -35,9 +35,8 @@ from dictionaries.medical_syntax import clinical_measures
 from processors.decide.cues import Cues
 from processors.decide.features import SOURCES, Extractor
 from processors.decide.model import DEFAULT_MODEL, NO_NER_MODEL, ROUTE_MODELS, Decider, load
-from processors.language import route
+from processors.language import by_route, route_folder
 from processors.pipeline import BuildContext, Note, register
-from schemas.errors import ConfigError
 from schemas.models import Span
 
 logger = logging.getLogger(__name__)
@@ -86,12 +85,7 @@ class Decide:
         #: routes' models were trained on their NER's candidates, so without the NER step every note takes the default
         self.routes: dict[str, tuple[Decider, float, Extractor]] = {}
         for lang in ctx.policy.language_routes if with_ner else ():
-            named = config.route_model_dirs.get(lang)
-            folder = Path(named).expanduser() if named else ROUTE_MODELS.get(lang)
-            if folder is None:
-                raise ConfigError(f"decide: no model for the routed language {lang!r}; name one in route_model_dirs "
-                                  "or leave the language out of pipeline.policy.language_routes")
-            model = load(folder)
+            model = load(route_folder("decide", lang, config.route_model_dirs, ROUTE_MODELS))
             self.routes[lang] = (model, *self._serve(model))
 
     def _serve(self, model: Decider) -> tuple[float, Extractor]:
@@ -109,20 +103,18 @@ class Decide:
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
         default = (self.model, self.threshold, self.extractor)
-        routes = [route(n.text, self.routes) for n in notes]
-        served = [self.routes.get(r, default) for r in routes]
-        parts = [extractor.split(n) for n, (_, _, extractor) in zip(notes, served, strict=True)]
-        note_probs: dict[int, Any] = {}
-        for r in dict.fromkeys(routes):  # each route's model once, its notes' rows in one call
-            mine = [j for j, rj in enumerate(routes) if rj == r]
-            probs = self.routes.get(r, default)[0].probability([row for j in mine for row in parts[j][2]])
+        # each note's (kept without the model, scored, their probabilities, threshold); each route's model once
+        judged: list[Any] = [None] * len(notes)
+        for lang, idx in by_route([n.text for n in notes], self.routes).items():
+            model, threshold, extractor = self.routes.get(lang, default)
+            parts = [extractor.split(notes[j]) for j in idx]
+            probs = model.probability([row for _, _, rows in parts for row in rows])
             at = 0
-            for j in mine:
-                note_probs[j] = probs[at:at + len(parts[j][2])]
-                at += len(parts[j][2])
+            for j, (fixed, scored, rows) in zip(idx, parts, strict=True):
+                judged[j] = (fixed, scored, probs[at:at + len(rows)], threshold)
+                at += len(rows)
         out: list[Note] = []
-        for j, (note, (fixed, scored, _)) in enumerate(zip(notes, parts, strict=True)):
-            probs, threshold = note_probs[j], served[j][1]
+        for note, (fixed, scored, probs, threshold) in zip(notes, judged, strict=True):
             k = 0
             keep = set(fixed)
             dropped: list[Span] = []

@@ -55,7 +55,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from dictionaries.calendar import MONTH_TOKENS
-from processors.language import route
+from processors.language import by_route, route_folder
 from processors.ner.pieces import PieceEncoder
 from processors.pipeline import BuildContext, Note, register
 from processors.profiles import DetectorProfile
@@ -759,21 +759,14 @@ class NER:
         #: routed language -> its model (the default route's is ``self.model``)
         self.routes: dict[str, LoadedModel] = {}
         for lang in ctx.policy.language_routes:
-            named = config.route_model_dirs.get(lang)
-            folder = Path(named).expanduser() if named else ROUTE_MODEL_DIRS.get(lang)
-            if folder is None:
-                raise ConfigError(f"ner: no model for the routed language {lang!r}; name one in route_model_dirs "
-                                  "or leave the language out of pipeline.policy.language_routes")
+            folder = route_folder("ner", lang, config.route_model_dirs, ROUTE_MODEL_DIRS)
             self.routes[lang] = load_model(str(folder.resolve()), config.device, config.quantize, config.dtype)
         self.model_id = self.model.model_id + "".join(f"+{k}:{m.model_id}" for k, m in self.routes.items())
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
         cfg = self.config
-        by_route: dict[str, list[int]] = {}
-        for i, n in enumerate(notes):
-            by_route.setdefault(route(n.text, self.routes), []).append(i)
         out: list[Note] = list(notes)
-        for lang, idx in by_route.items():
+        for lang, idx in by_route([n.text for n in notes], self.routes).items():
             model = self.routes.get(lang, self.model)
             pieces = predict(model, [notes[i].text for i in idx], batch_size=cfg.batch_size,
                              max_length=cfg.max_length, overlap=cfg.overlap)

@@ -18,8 +18,9 @@ from processors.pipeline import STEP_MODULES
 
 PACKAGES = ("streams", "processors", "dictionaries", "schemas")
 #: modules under processors/ that the steps share (they import no step): the pipeline, spans and offsets,
-#: the residual-risk model (the metrics step publishes it, the LLM step gates on it)
-SHARED_CORE = ("pipeline", "spans", "shapes", "risk", "budget", "profiles", "runtime", "__init__")
+#: the residual-risk model (the metrics step publishes it, the LLM step gates on it), a note's language (the NER and
+#: decide steps route by it)
+SHARED_CORE = ("pipeline", "spans", "shapes", "risk", "budget", "profiles", "runtime", "language", "__init__")
 #: what each top-level package may import from the project (besides itself)
 ALLOWED = {
     "schemas": set(),
