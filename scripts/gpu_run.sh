@@ -19,20 +19,21 @@
 set -euo pipefail
 OUT="${OUT:-$(pwd)/out}"
 PACK=.gpu/pack
-mkdir -p "$OUT" /tmp/deid/site /tmp/deid/cache
+SITE="${DEID_SITE:-/tmp/deid/site}"  # kept by a warm machine between calls
+mkdir -p "$OUT" "$SITE" /tmp/deid/cache
 if [ -f "$PACK/site.tar.xz" ]; then
-  tar -xJf "$PACK/site.tar.xz" -C /tmp/deid/site
+  tar -xJf "$PACK/site.tar.xz" -C "$SITE"
 fi
 if [ "${STAGE:-}" = site ]; then
-  echo "packages unpacked into /tmp/deid/site; now the run, at once"
+  echo "packages unpacked into $SITE; now the run, at once"
   exit 0
 fi
-if [ ! -d /tmp/deid/site/pydantic ]; then
-  echo "no packages in /tmp/deid/site: carry .gpu/pack/site.tar.xz, or stage it first (STAGE=site)" >&2
+if [ ! -d "$SITE/pydantic" ]; then
+  echo "no packages in $SITE: carry .gpu/pack/site.tar.xz, or stage it first (STAGE=site)" >&2
   exit 2
 fi
 tar -xJf "$PACK/cache.tar.xz" -C /tmp/deid/cache
-export PYTHONPATH="/tmp/deid/site:$(pwd)" DEID_CACHE_DIR=/tmp/deid/cache PYTHONUNBUFFERED=1
+export PYTHONPATH="$SITE:$(pwd)" DEID_CACHE_DIR=/tmp/deid/cache PYTHONUNBUFFERED=1
 PY="${PYTHON:-python3}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1 || true
 nproc >> "$OUT/gpu.txt"

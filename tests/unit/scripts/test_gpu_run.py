@@ -61,3 +61,31 @@ def test_when_the_ner_phase_cycles_then_it_runs_the_batches_again_until_its_seco
     cycled = gpu_run._phase("ner", work, batches, 0.2, [], None, cycle=True)
     assert cycled["notes"] == len(seen) > 3 and seen[:6] == [1, 2, 3, 1, 2, 3]
     assert cycled["busy_s"] >= 0.2
+
+
+def test_when_the_packages_travel_in_a_call_of_their_own_then_the_next_call_finds_them(tmp_path: Path) -> None:
+    import tarfile
+
+    site = tmp_path / "site"
+    (tmp_path / "stage" / ".gpu" / "pack").mkdir(parents=True)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "pydantic").mkdir()
+    (tmp_path / "pydantic" / "__init__.py").write_text("")
+    with tarfile.open(tmp_path / "stage" / ".gpu" / "pack" / "site.tar.xz", "w:xz") as tar:
+        tar.add(tmp_path / "pydantic", arcname="pydantic")
+    script = str(REPO / "scripts" / "gpu_run.sh")
+
+    def call(cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", script], cwd=cwd, capture_output=True, text=True, timeout=60,
+                              env={"PATH": "/usr/bin:/bin", "OUT": str(cwd / "out"), "DEID_SITE": str(site), **env})
+
+    # a run with no packages carried and none staged stops at once, saying how
+    missing = call(tmp_path / "run")
+    assert missing.returncode == 2 and "STAGE=site" in missing.stderr
+    # the first call carries the packages alone and stops after unpacking them
+    staged = call(tmp_path / "stage", STAGE="site")
+    assert staged.returncode == 0 and (site / "pydantic" / "__init__.py").is_file()
+    assert not (tmp_path / "stage" / "out" / "gpu_run.log").exists()
+    # the run that follows carries no packages: it gets past the check (and stops at the cache this test lacks)
+    after = call(tmp_path / "run")
+    assert after.returncode != 0 and "no packages" not in after.stderr and "cache.tar.xz" in after.stderr
