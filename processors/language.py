@@ -38,9 +38,18 @@ DEFAULT_ROUTE = "default"
 
 @functools.lru_cache(maxsize=1)
 def _identifier() -> Any:
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
+    try:
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    except ImportError:
+        raise ConfigError("language routes need py3langid (pip install 'py3langid>=0.4,<0.5'), or set "
+                          "pipeline.policy.language_routes to []") from None
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def load_identifier() -> None:
+    """Load the identifier now (once a process), so that a step with routes pays it, or fails, at construction
+    rather than at its first note."""
+    _identifier()
 
 
 @functools.lru_cache(maxsize=4096)

@@ -35,7 +35,7 @@ from dictionaries.medical_syntax import clinical_measures
 from processors.decide.cues import Cues
 from processors.decide.features import SOURCES, Extractor
 from processors.decide.model import DEFAULT_MODEL, NO_NER_MODEL, ROUTE_MODELS, Decider, load
-from processors.language import by_route, route_folder
+from processors.language import by_route, load_identifier, route_folder
 from processors.pipeline import BuildContext, Note, register
 from schemas.models import Span
 
@@ -87,6 +87,8 @@ class Decide:
         for lang in ctx.policy.language_routes if with_ner else ():
             model = load(route_folder("decide", lang, config.route_model_dirs, ROUTE_MODELS))
             self.routes[lang] = (model, *self._serve(model))
+        if self.routes:
+            load_identifier()
 
     def _serve(self, model: Decider) -> tuple[float, Extractor]:
         """The threshold and the feature extractor ``model`` is served with."""

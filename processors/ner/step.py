@@ -55,7 +55,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from dictionaries.calendar import MONTH_TOKENS
-from processors.language import by_route, route_folder
+from processors.language import by_route, load_identifier, route_folder
 from processors.ner.pieces import PieceEncoder
 from processors.pipeline import BuildContext, Note, register
 from processors.profiles import DetectorProfile
@@ -761,6 +761,8 @@ class NER:
         for lang in ctx.policy.language_routes:
             folder = route_folder("ner", lang, config.route_model_dirs, ROUTE_MODEL_DIRS)
             self.routes[lang] = load_model(str(folder.resolve()), config.device, config.quantize, config.dtype)
+        if self.routes:
+            load_identifier()
         self.model_id = self.model.model_id + "".join(f"+{k}:{m.model_id}" for k, m in self.routes.items())
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:

@@ -61,3 +61,22 @@ def test_when_a_note_is_identified_then_the_probabilities_are_the_identifiers_ov
     probs = language.probabilities(SPANISH)
     assert abs(sum(probs.values()) - 1.0) < 1e-6 and set(probs) == language.known_languages()
     assert language.identify(SPANISH)[0] == "es" and language.identify(ENGLISH)[0] == "en"
+
+
+def test_when_the_identifier_is_not_installed_then_routes_are_a_config_error_with_the_fix(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from schemas.errors import ConfigError
+
+    language._identifier.cache_clear()
+    monkeypatch.setitem(sys.modules, "py3langid", None)  # import fails as if it were not installed
+    monkeypatch.setitem(sys.modules, "py3langid.langid", None)
+    try:
+        with pytest.raises(ConfigError, match=r"pip install 'py3langid.*language_routes to \[\]"):
+            language.load_identifier()
+        assert language.route(SPANISH, ()) == language.DEFAULT_ROUTE  # no routes: the identifier is not needed
+    finally:
+        monkeypatch.undo()
+        language._identifier.cache_clear()
+    assert language.route(SPANISH, ("es",)) == "es"
