@@ -30,7 +30,7 @@ MIN_PROBABILITY = 0.5
 #: Ibero-Romance varieties of Spain that langid.py's model separates from it (Aragonese, Asturian, Extremaduran) and
 #: names for Spanish text it is unsure of; other languages (Galician, Catalan, Portuguese) are languages of their own
 VARIETIES: dict[str, tuple[str, ...]] = {"es": ("es", "an", "ast", "ext")}
-#: only the start of a long note is read: the language does not change after 8,000 characters, the cost would
+#: only the start of a long note is read: the cost grows with the length read, the answer hardly does
 MAX_CHARS = 8000
 #: the default route's name (the models a step runs when no routed language is recognised)
 DEFAULT_ROUTE = "default"
@@ -52,11 +52,15 @@ def load_identifier() -> None:
     _identifier()
 
 
-@functools.lru_cache(maxsize=4096)
 def probabilities(text: str) -> Mapping[str, float]:
     """Language code (ISO 639-1, else 639-3) -> normalised probability of the note's language, read from its first
-    :data:`MAX_CHARS` characters; remembered per text (the NER and the decide step ask for the same note)."""
-    return MappingProxyType({str(lang): float(p) for lang, p in _identifier().rank(text[:MAX_CHARS])})
+    :data:`MAX_CHARS` characters; remembered per start (the NER and the decide step ask for the same note)."""
+    return _probabilities(text[:MAX_CHARS])
+
+
+@functools.lru_cache(maxsize=1024)  # at most 1,024 starts of 8,000 characters: 8-32 MiB
+def _probabilities(start: str) -> Mapping[str, float]:
+    return MappingProxyType({str(lang): float(p) for lang, p in _identifier().rank(start)})
 
 
 def identify(text: str) -> tuple[str, float]:
