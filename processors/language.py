@@ -63,13 +63,6 @@ def _probabilities(start: str) -> Mapping[str, float]:
     return MappingProxyType({str(lang): float(p) for lang, p in _identifier().rank(start)})
 
 
-def identify(text: str) -> tuple[str, float]:
-    """The most probable language of the note and its probability."""
-    probs = probabilities(text)
-    lang = max(probs, key=probs.__getitem__)
-    return lang, probs[lang]
-
-
 def route(text: str, languages: Collection[str]) -> str:
     """The route of a note: the one of ``languages`` that the identifier gives, with its :data:`VARIETIES`, at least
     :data:`MIN_PROBABILITY`, else :data:`DEFAULT_ROUTE`. No languages: always the default route (the identifier is

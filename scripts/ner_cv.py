@@ -31,7 +31,6 @@ training side (``TrainConfig.fold``) and the scoring side; no patient's notes ar
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -188,15 +187,16 @@ def _tar_folder(folder: Path, dest: Path) -> None:
 def _pack(model_dir: Path, dest: Path, run: dict[str, Any]) -> dict[str, Any]:
     from safetensors.torch import load_file, save_file
 
+    from processors.ner.step import SHARED_EMBEDDINGS_FILE, embeddings_sha256
+
     tensors = load_file(str(model_dir / "model.safetensors"))
-    embed = tensors.pop(EMBED)
-    digest = hashlib.sha256(embed.float().numpy().tobytes()).hexdigest()
+    digest = embeddings_sha256(tensors.pop(EMBED))
     tmp = dest.with_suffix(".d")
     tmp.mkdir(parents=True, exist_ok=True)
     save_file(tensors, str(tmp / "model.safetensors"))
     for name in ("config.json", "deidstream_ner.json"):
         shutil.copy(model_dir / name, tmp / name)
-    (tmp / "embedding.sha256").write_text(digest)
+    (tmp / SHARED_EMBEDDINGS_FILE).write_text(digest)
     (tmp / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     _tar_folder(tmp, dest)
     shutil.rmtree(tmp)
@@ -323,13 +323,15 @@ def unpack(pack: Path, dest: Path) -> Path:
     import torch
     from safetensors.torch import load_file, save_file
 
+    from processors.ner.step import SHARED_EMBEDDINGS_FILE, embeddings_sha256
+
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(pack) as tar:
         tar.extractall(dest, filter="data")
     tensors = load_file(str(dest / "model.safetensors"))
     embed = load_file(str(SHIPPED / "model.safetensors"))[EMBED]
-    want = (dest / "embedding.sha256").read_text().strip()
-    got = hashlib.sha256(embed.float().numpy().tobytes()).hexdigest()
+    want = (dest / SHARED_EMBEDDINGS_FILE).read_text().strip()
+    got = embeddings_sha256(embed)
     if got != want:
         raise SystemExit(f"{pack.name}: the trained embeddings differ from the shipped model's ({got[:12]} != {want[:12]})")
     tensors[EMBED] = embed.to(torch.float16)

@@ -565,6 +565,12 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dty
     return loaded
 
 
+def embeddings_sha256(embed: Any) -> str:
+    """The hash a model folder without word-piece embeddings records for them (over their float32 values, so an fp16
+    and an fp32 copy of the same weights agree)."""
+    return hashlib.sha256(embed.float().numpy().tobytes()).hexdigest()
+
+
 def _share_embeddings(model: Any, path: Path) -> None:
     """The shipped model's word-piece embeddings into ``model`` (whose folder holds their sha256 instead of them)."""
     import torch
@@ -573,7 +579,7 @@ def _share_embeddings(model: Any, path: Path) -> None:
     with safe_open(str(DEFAULT_MODEL_DIR / "model.safetensors"), framework="pt") as fh:
         embed = fh.get_tensor(WORD_EMBEDDINGS)
     want = (path / SHARED_EMBEDDINGS_FILE).read_text(encoding="utf-8").strip()
-    if hashlib.sha256(embed.float().numpy().tobytes()).hexdigest() != want:
+    if embeddings_sha256(embed) != want:
         raise ConfigError(f"NER model {path.name} was trained on other word-piece embeddings than the shipped "
                           f"model's ({SHARED_EMBEDDINGS_FILE} differs)")
     target = model.get_input_embeddings().weight

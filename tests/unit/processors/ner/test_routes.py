@@ -3,7 +3,6 @@ shipped model's word-piece embeddings. Sentences of our own, no corpus text."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -17,6 +16,7 @@ from processors.ner.step import (
     ROUTE_MODEL_DIRS,
     SHARED_EMBEDDINGS_FILE,
     WORD_EMBEDDINGS,
+    embeddings_sha256,
     load_model,
     predict,
 )
@@ -95,7 +95,7 @@ def _without_embeddings(dest: Path, digest: str | None = None) -> Path:
     save_file(tensors, str(dest / "model.safetensors"), metadata={"format": "pt"})
     for name in ("config.json", "deidstream_ner.json"):
         shutil.copy(DEFAULT_MODEL_DIR / name, dest / name)
-    (dest / SHARED_EMBEDDINGS_FILE).write_text(digest or hashlib.sha256(embed.float().numpy().tobytes()).hexdigest())
+    (dest / SHARED_EMBEDDINGS_FILE).write_text(digest or embeddings_sha256(embed))
     return dest
 
 
