@@ -1,4 +1,6 @@
-"""Ages over 89 (Safe Harbor): "92 yo", "92-year-old", "age 95", "92M", "in her 90s", "ninety-two years old"."""
+"""Ages over 89 (Safe Harbor): "92 yo", "92-year-old", "age 95", "92M", "in her 90s", "ninety-two years old", and in the
+other languages the regex step reads (Spanish, Catalan, Portuguese, Italian, French, German, Dutch): "92 años", "93
+ans", "95 Jahre", "93-jährige", "Edad: 92"."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 
 from presidio_analyzer import Pattern
 
+from processors.regex.dates import german_near
 from processors.regex.recognizer import RE_FLAGS, REGEX_CASED, ClinicalPattern, ClinicalRecognizer, Hit
 from schemas.labels import Label
 
@@ -22,6 +25,12 @@ _AFTER_SEX_NOT_AGE = re.compile(
 
 
 _PACK_BEFORE = re.compile(r"\bpack[ \t-]*$", RE_FLAGS)
+
+#: the number of an age over 89 (90-129; ``_is_age_over_89`` bounds it to 125)
+_OVER_89 = r"(?P<v>(?:9|1[0-2])\d)"
+#: units of time shorter than a year in those languages: "Edad: 95 días" is no age in years
+_NOT_YEARS_AFTER = (r"(?![\d.,]\d)(?![ \t]*(?:d[ií]as?|d|semanas?|meses|mes|horas?|h|tagen?|wochen?|monate?n?|stunden?|"
+                    r"jours?|semaines?|mois|heures?|giorni|settimane|mesi|ore|dias|meses|dagen?|weken|maanden|uur|m)\b)")
 
 
 def _is_age_over_89(value: str) -> bool:
@@ -52,6 +61,21 @@ class AgeRecognizer(ClinicalRecognizer):
             r"six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|"
             r"twenty))?)[ \t-]+(?:years?[ \t-]+old|y/?o\b|yo\b)", 0.85, kind="written",
             trigger=("ninety", "hundred")),
+        # the other languages (a fixed table of their words for years and age, not of any note's wording)
+        ClinicalPattern(  # "92 años", "94 anys", "91 anos", "93 anni", "93 ans", "95 Jahre", "92 jaar"; not pack-years
+            # ("95 años-paquete")
+            "age + years (other languages)", r"(?<![\w.,/-])" + _OVER_89 + r"[ \t]*(?:años|anos|anys|anni|ans|"
+            r"jahren?|jaar)(?![\w-])", 0.9, kind="years",
+            trigger=("año", "ano", "any", "anni", "ans", "jahr", "jaar")),
+        ClinicalPattern(  # "93-jährige", "92jähriger", "93-jarige"
+            "age adjective (German, Dutch)", r"(?<![\w.,/-])" + _OVER_89 + r"[ \t]*-?[ \t]*(?:jährig|jarig)e?[nmrs]?"
+            r"(?!\w)", 0.9, trigger=("jährig", "jarig")),
+        ClinicalPattern(  # "(91 J.)", "91 J. alt": German text only (``german_near``); "120 J" is also joules
+            "age + J. (German)", r"(?<![\w.,/-])" + _OVER_89 + r"[ \t]*J\.(?!\w)", 0.75, kind="german", trigger=("j.",)),
+        ClinicalPattern(  # "Edad: 92", "edad de 94 años", "Alter: 95", "âge : 93", "Età: 91", "leeftijd: 92"
+            "age word + number (other languages)",
+            r"(?<![\w])(?:(?:edad|idade|edat)(?:[ \t]+de)?[ \t]*:?|(?:alter|âge|età|leeftijd)[ \t]*:)[ \t]*"
+            + _OVER_89 + _NOT_YEARS_AFTER, 0.9, trigger=("edad", "idade", "edat", "alter", "âge", "età", "leeftijd")),
     ]
 
     def check(self, text: str, match: Any, pattern: ClinicalPattern) -> Iterator[Hit]:
@@ -62,5 +86,7 @@ class AgeRecognizer(ClinicalRecognizer):
                                       or _AFTER_SEX_NOT_AGE.match(text, match.end())):
             return
         if pattern.kind == "years" and _PACK_BEFORE.search(text, max(0, start - 8), start):
+            return
+        if pattern.kind == "german" and not german_near(text, start, end, 1):
             return
         yield Hit(start, end, Label.AGE, None, pattern.score)

@@ -61,7 +61,7 @@ _GERMAN_DATE_BEFORE = re.compile(r"(?<![^\W\d_])(?:am|vom|bis|zum|seit|ab|dem|de
 _GERMAN_WINDOW = 160
 
 
-def _german_near(text: str, start: int, end: int, need: int) -> bool:
+def german_near(text: str, start: int, end: int, need: int) -> bool:
     """True when ``need`` different German words (``_GERMAN_WORDS``, lower case) lie within 160 characters."""
     found = set(_GERMAN_WORDS.findall(text, max(0, start - _GERMAN_WINDOW), min(len(text), end + _GERMAN_WINDOW)))
     return len(found) >= need
@@ -182,7 +182,7 @@ class DateRecognizer(ClinicalRecognizer):
             r"(?:[ \t]*(?:(?:de|del|di)[ \t]+|,[ \t]*|[-/][ \t]*)?(?P<y>" + YEAR4 + r")(?!\d))?",
             0.85, kind="foreign month", trigger_re=r"\b" + _FOREIGN_MONTH + r"\b"),
         ClinicalPattern(  # "am 12.04.", "vom 3.4. bis 9.4.": German day-month without a year (the period after the
-            # month is the German ordinal's); a date only in German text (``_german_near``), where decimals use commas
+            # month is the German ordinal's); a date only in German text (``german_near``), where decimals use commas
             "numeric d.m. (German)",
             r"(?<![\w.,/])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?:[ \t](?P<y>" + YEAR4 + r"))?(?![\w/]|[.,]\d|[ \t]*\d)" + TIME,
             0.6, kind="dm German", trigger_re=r"\d\.\d{1,2}\.(?!\d)"),
@@ -260,7 +260,7 @@ class DateRecognizer(ClinicalRecognizer):
                 result = 0.75
         elif kind == "dm German":  # after a German date preposition one German word near will do, else two
             preposition = _GERMAN_DATE_BEFORE.search(text, max(0, start - 16), start) is not None
-            if not is_day_of_month(int(groups["m"]), int(groups["d"])) or not _german_near(
+            if not is_day_of_month(int(groups["m"]), int(groups["d"])) or not german_near(
                     text, start, end, 1 if preposition else 2):
                 return
             result = 0.85 if preposition else pattern.score
