@@ -300,8 +300,12 @@ def lone_particles(spans: Sequence[Span], candidates: Sequence[int], text: str) 
 
 def person_nouns_only(span: Span, text: str) -> bool:
     """``span`` is made only of the other languages' nouns for a patient or a person and lower-case particles
-    between them ("Varón", "Mujer de", "Paciente"; ``use_person_nouns``)."""
+    between them ("Varón", "Mujer de", "Paciente"; ``use_person_nouns``), with at most the age after them ("Paciente
+    varón de 64", "Mujer de 41": a number of one to three digits; an age over 89 is the regex step's AGE candidate,
+    a candidate of its own)."""
     words = _WORD.findall(text, span.start, span.end)
+    if len(words) > 1 and words[-1].isdigit() and len(words[-1]) <= 3:
+        words = words[:-1]
     return (bool(words) and words[0].lower() in vocab.PERSON_NOUNS
             and all(w.lower() in vocab.PERSON_NOUNS or (w.islower() and w in vocab.OTHER_FUNCTION_WORDS)
                     for w in words))
@@ -561,8 +565,9 @@ class MedicalRecovery:
         #: or a place it is theirs ("Maria [de] la Cruz" split by the model), alone it is a sentence's word
         use_lone_particles: bool = True
         #: a candidate made only of the other languages' nouns for a patient or a person (``vocab.PERSON_NOUNS``:
-        #: "Varón", "Mujer de", "Paciente"), with lower-case particles between, is dropped: a report's "Varón de 64
-        #: años" names no one
+        #: "Varón", "Mujer de", "Paciente"), with lower-case particles between and at most the age after them
+        #: ("Paciente varón de 64"), is dropped: a report's "Varón de 64 años" names no one (an age over 89 is the
+        #: regex step's AGE candidate, not this one)
         use_person_nouns: bool = True
         #: policy: the type word after an institution's name ("Mercy [Medical Center]", "Memorial [Hospital]") is part
         #: of the identifier and is removed with it (the synthetic and general-English sets annotate it so; the

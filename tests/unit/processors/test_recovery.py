@@ -573,6 +573,12 @@ def test_when_field_labels_are_off_then_the_labels_stay() -> None:
         ("Informe clínico del paciente: Varón de 64 años que consulta.", [("Varón de", "NAME", "ner")], ["Varón de"]),
         ("Mujer de 41 años sin antecedentes.", [("Mujer", "NAME", "ner")], ["Mujer"]),
         ("Paciente de 62 años de edad.", [("Paciente", "LOCATION", "ner")], ["Paciente"]),
+        # ... with the age after them, the model's run into the number: no one's name, and the age stays
+        ("Paciente varón de 64 años, ingresado.", [("Paciente varón de 64", "NAME", "ner")], ["Paciente varón de 64"]),
+        ("Mujer de 41 años sin antecedentes.", [("Mujer de 41", "NAME", "ner")], ["Mujer de 41"]),
+        # a longer number is no age, and a name after the nouns is a name
+        ("Paciente 4478123 remitido.", [("Paciente 4478123", "NAME", "ner")], []),
+        ("Paciente Rosa 64 años.", [("Paciente Rosa 64", "NAME", "ner")], []),
         # a name in the lists ("Donna", "Nina"), an age group MEDDOCAN counts ("Lactante"), or more than the nouns
         ("They had 6: Hleb, Sheila, Donna, Sherry.", [("Donna", "NAME", "ner")], []),
         ("Lactante mujer de 12 meses.", [("Lactante", "NAME", "ner")], []),

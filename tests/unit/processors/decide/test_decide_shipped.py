@@ -135,10 +135,9 @@ def test_when_a_note_in_another_language_gives_an_age_over_89_then_the_age_goes_
     assert _covered(text, spans, kept) == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="known: the Spanish route's NER runs a report's opening 'Paciente varón de 64' "
-                   "into one NAME candidate the decision model keeps, so the age goes with it. Rare on MEDDOCAN dev "
-                   "design (11 of its 409 unannotated 'NN años' ages deleted routed, 88 unrouted); left open in issue 25")
 def test_when_a_spanish_report_opens_with_the_patients_age_then_the_age_stays(default: Pipeline) -> None:
+    """The Spanish route's NER runs "Paciente varón de 64" into one NAME candidate; recovery's person nouns drop it
+    with the age at its end (``person_nouns_only``), so the decision model never keeps it."""
     text = SPANISH[0][0]
     (routed,) = default.run([NoteIn(note_id="t", text=text)])
     assert _covered(text, [(s.start, s.end) for s in routed.spans], "64 años") == 0.0
