@@ -416,6 +416,9 @@ FORM_FIELD_PHRASES = ("e-mail", "correo electrónico", "correo electronico", "fe
 SEX_FIELD_LABELS = frozenset("sex gender sexo género genero geschlecht sexe sesso geslacht".split())
 SEX_VALUES = frozenset("h m f v w male female man woman hombre varón varon mujer masculino femenino männlich maennlich "
                        "weiblich homme femme masculin féminin feminin maschio femmina maschile femminile".split())
+#: a form's age field ("Edad: 27 años", "Age: 45", "Alter: 57"): its value up to 89 is no identifier (Safe Harbor);
+#: a fixed table of the languages' words for age
+AGE_FIELD_LABELS = frozenset("age edad idade edat alter lebensalter âge età eta leeftijd".split())
 #: a hospital's units, written after its name ("GH ED", "VAMC ICU", "Mercy ER"): no part of the name
 HOSPITAL_UNITS = frozenset("ed er icu micu sicu ccu cvicu csru nicu picu pacu tcu".split())
 #: the head of a hospital's department in the other languages the patterns read ("Servicio de Urología", "Servei de

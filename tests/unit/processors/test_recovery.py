@@ -534,6 +534,15 @@ def test_when_span_repeats_the_message_name_then_its_edges_are_cut_but_never_a_m
         # a sex field's value names a sex, no one
         ("Edad: 53 años Sexo: H.\nFecha de Ingreso: 13/06/2016.", "H.", "NAME", [], ["H."]),
         ("Age: 61 Sex: F Admitted: 3/14", "F", "NAME", [], ["F"]),
+        # an age field's value up to 89, with or without the word for years, is no identifier
+        ("País: España.\nEdad: 27 años Sexo: H.", "27", "LOCATION", [], ["27"]),
+        ("País: España.\nEdad:25 años Sexo: M.", "25 años", "DATE", [], ["25 años"]),
+        ("Age: 61 Sex: F Admitted: 3/14", "61", "ID", [], ["61"]),
+        ("Geschlecht: w. Alter: 57 J.", "57 J.", "LOCATION", [], ["57 J."]),
+        # over 89 it is one (Safe Harbor), another field's number is not an age, and more than the value stays
+        ("País: España.\nEdad: 92 años Sexo: H.", "92", "LOCATION", ["92"], []),
+        ("Cama: 27 Planta: 3", "27", "LOCATION", ["27"], []),
+        ("Edad: 27 años Sexo", "27 años Sexo", "LOCATION", ["27 años Sexo"], []),
         # no colon after the word, a word outside the table, an initial: nothing to cut
         ("Dr. Weber, Name unknown to the family.", "Weber, Name", "NAME", ["Weber, Name"], []),
         ("Flew in from Nome: Alaska air ambulance.", "Nome", "LOCATION", ["Nome"], []),
