@@ -311,8 +311,11 @@ def shipped_ner(gold: Sequence[Any], threshold: float, name: str, quantize: bool
     from processors.ner.step import DEFAULT_MODEL_DIR, ROUTE_MODEL_DIRS, model_id
 
     model_dir = OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR
-    digest = model_id(model_dir).rsplit("-", 1)[1]  # the weights' sha256, 12 hex
-    digest += "".join(f"+{k}-{model_id(ROUTE_MODEL_DIRS[k]).rsplit('-', 1)[1]}" for k in OVERRIDE["routes"])
+    def key(folder: Path) -> str:  # the weights' sha256 (12 hex) and the model's edge threshold, if any
+        edge = ner_edge(folder)
+        return model_id(folder).rsplit("-", 1)[1] + ("" if edge is None else f"e{edge}")
+
+    digest = key(Path(model_dir)) + "".join(f"+{k}-{key(ROUTE_MODEL_DIRS[k])}" for k in OVERRIDE["routes"])
     path = REPO / ".gpu/ner_cache" / f"{name}-{digest}-{threshold}{'' if quantize else '-fp32'}.jsonl.gz"
     cached: dict[str, list[dict[str, Any]]] = {}
     if path.is_file():
@@ -394,12 +397,43 @@ def span_agreement(golds: Mapping[str, Sequence[Any]], gpu: Mapping[str, Any], t
     return out
 
 
+def ner_edge(model_dir: Path | str | None = None) -> float | None:
+    """The NER model's ``edge_threshold`` (``processors.ner.step.split_edges``; default: ``--ner-model`` or the
+    shipped model), or None."""
+    from processors.ner.step import DEFAULT_MODEL_DIR, read_meta
+
+    edge = read_meta(Path(model_dir or OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR)).get("edge_threshold")
+    return None if edge is None else float(edge)
+
+
+def edge_split(rows: Mapping[str, Mapping[str, list[dict[str, Any]]]], threshold: float, edge: float | None,
+               texts: Mapping[str, str], header: Mapping[str, Any], name: str) -> dict[str, list[dict[str, Any]]]:
+    """Out-of-fold spans at ``threshold`` as the NER step puts them out for a model with ``edge`` (its spans at both
+    thresholds, ``edge_candidates``): note id -> spans, for the ids of ``texts``."""
+    from processors.ner.step import edge_candidates
+    from schemas.models import Span
+
+    if edge is None:
+        return {i: rows[i][str(threshold)] for i in texts}
+    if str(edge) not in {str(t) for t in header["thresholds"]}:
+        raise SystemExit(f"{name}: no spans at the NER model's edge threshold {edge} (has {header['thresholds']})")
+    return {i: [_span_dict(x) for x in edge_candidates(
+        text, [Span(**d) for d in rows[i][str(threshold)]], [Span(**d) for d in rows[i][str(edge)]],
+        bool(header.get("function_words_dropped", True)))] for i, text in texts.items()}
+
+
 def stored_for(corpora: Sequence[Any], threshold: float) -> dict[str, list[dict[str, Any]]]:
     """NER spans for every training note: out of fold for the PhysioNet design notes, the shipped model's (or
     ``--ner-model``'s) else, but out of fold too for a corpus that an ``--other-oof`` file covers (one the NER was
     trained on, e.g. MEDDOCAN train with ``ner_cv.py train --meddocan-repeats``: the all-notes model's spans on its
-    own training notes would teach the decision model an overconfident NER)."""
+    own training notes would teach the decision model an overconfident NER). Out-of-fold spans are split at the NER
+    model's edge threshold where it names one (``edge_split``), as the NER step splits its own."""
+    edge = ner_edge()
     stored = stored_at(threshold)
+    if edge is not None:
+        header, rows = read_oof()
+        design = {g.id: g.text for c in corpora if c.name.startswith("physionet") for g in c.gold if g.id in rows}
+        stored.update(edge_split(rows, threshold, edge, design, header, "the design notes' out-of-fold file"))
     others = [read_oof(Path(f)) for f in OVERRIDE["other_oof"]]
     used = [False] * len(others)
     for c in corpora:
@@ -413,7 +447,8 @@ def stored_for(corpora: Sequence[Any], threshold: float) -> dict[str, list[dict[
         header, rows = others[cover[0]]
         if str(threshold) not in {str(t) for t in header["thresholds"]}:
             raise SystemExit(f"{OVERRIDE['other_oof'][cover[0]]}: no spans at NER threshold {threshold}")
-        stored.update({i: rows[i][str(threshold)] for i in ids})
+        stored.update(edge_split(rows, threshold, edge, {g.id: g.text for g in c.gold}, header,
+                                 OVERRIDE["other_oof"][cover[0]]))
         used[cover[0]] = True
     unused = [str(f) for f, u in zip(OVERRIDE["other_oof"], used, strict=True) if not u]
     if unused:
@@ -441,7 +476,8 @@ def train(args: argparse.Namespace) -> int:
         if args.which and name != args.which:
             continue
         t0 = time.perf_counter()
-        meta = {"model_id": f"decider-{name.replace('_', '-')}-{time.strftime('%Y%m%d')}",
+        edge = ner_edge() if "ner" in steps else None
+        meta = {"model_id": f"{args.model_id or 'decider-' + name.replace('_', '-')}-{time.strftime('%Y%m%d')}",
                 "command": " ".join(["scripts/decider_cv.py", *sys.argv[1:]]),
                 "data": [{"name": c.name, "notes": len(c.gold), "chooses_threshold": c.choose} for c in corpora],
                 "ner_threshold": threshold if "ner" in steps else None,
@@ -449,7 +485,8 @@ def train(args: argparse.Namespace) -> int:
                              + "".join(f"{_rel(Path(p))} (out-of-fold) for its notes; " for p in OVERRIDE["other_oof"])
                              + (f"{_rel(Path(OVERRIDE['ner_model']))} for the others" if OVERRIDE["ner_model"]
                                 else "the shipped model for the others")
-                             + (" (NER unquantized: float32)" if OVERRIDE["fp32"] else "")}
+                             + (" (NER unquantized: float32)" if OVERRIDE["fp32"] else "")
+                             + ("" if edge is None else f"; each split at the NER model's edge threshold {edge}")}
         rep = train_decider(corpora, out, stored_ner=stored, steps=steps, options={"ner": ner_options(threshold)},
                             target_recall=args.target_recall, rounds=args.rounds, meta=meta,
                             params=json.loads(args.params) if args.params else None)
@@ -909,6 +946,8 @@ def main() -> int:
     t.add_argument("--target-recall", type=float, default=0.975)
     t.add_argument("--out", default=None)
     t.add_argument("--out-no-ner", default=None)
+    t.add_argument("--model-id", default=None, help="the model id's name before the date (default: decider-with-ner / "
+                   "decider-no-ner; the Spanish route's: decider-es)")
     t.add_argument("--weight", type=float, default=20.0, help="weight of the PhysioNet design notes' rows")
     t.add_argument("--rounds", type=int, default=500)
     t.add_argument("--which", choices=["with_ner", "no_ner"], default=None, help="train only this model")

@@ -388,6 +388,42 @@ def spans_from_runs(text: str, raw: Sequence[tuple[int, int, int, float]], index
     return out
 
 
+def split_edges(text: str, low: Sequence[Span], high: Sequence[Span]) -> list[Span]:
+    """The candidate spans ``low`` (decoded at the candidate threshold) each cut to its confident core: from the first
+    to the last span of ``high`` (decoded at a model's ``edge_threshold`` from the same probabilities) inside it, with
+    their best score. What lies before and after the core stays a candidate of its own with the whole span's label and
+    score, so nothing is dropped here: the decision model keeps or drops each piece ("Su hija [Lucía Ortiz] le"). A
+    span without a confident part is left whole. Pieces are trimmed as spans are (``_trim``); a piece without a
+    letter or digit goes."""
+    out: list[Span] = []
+    for span in low:
+        inside = [h for h in high if h.start < span.end and span.start < h.end]
+        if not inside:
+            out.append(span)
+            continue
+        lo, hi = max(span.start, min(h.start for h in inside)), min(span.end, max(h.end for h in inside))
+        if (lo, hi) == (span.start, span.end):
+            out.append(span)
+            continue
+        core_score = max(h.score for h in inside)
+        for a, b, score in ((span.start, lo, span.score), (lo, hi, core_score), (hi, span.end, span.score)):
+            a, b = _trim(text, a, b)
+            if b > a and any(ch.isalnum() for ch in text[a:b]):
+                out.append(span.model_copy(update={"start": a, "end": b, "score": score}))
+    return out
+
+
+def edge_candidates(text: str, low: Sequence[Span], high: Sequence[Span], drop_function_words: bool = True,
+                    ) -> list[Span]:
+    """:func:`split_edges`, then the pieces made only of function words dropped as the NER step drops such spans: what
+    the NER step puts out for a model with an ``edge_threshold`` (``low`` and ``high`` as that step decodes them), and
+    what its decision model is trained on (the stored out-of-fold spans at both thresholds)."""
+    spans = split_edges(text, low, high)
+    if drop_function_words:
+        spans = [x for x in spans if not only_function_words(text[x.start:x.end])]
+    return spans
+
+
 _CLITICS = frozenset({"s", "t", "d", "m", "re", "ll", "ve"})
 _WORDS = re.compile(r"[^\W_]+")
 
@@ -427,6 +463,9 @@ class LoadedModel:
     traced: Any = None
     #: the model reads each piece's word case as its token type (:func:`case_types`)
     case_channel: bool = False
+    #: the model's ``edge_threshold`` (its ``deidstream_ner.json``): candidate spans are cut to the part decoded at
+    #: this threshold, the rest kept as candidates of their own (:func:`split_edges`); None: spans stay whole
+    edge_threshold: float | None = None
     #: the tokenizer's word pieces with the fast path and its remembered words (:mod:`processors.ner.pieces`);
     #: None: :func:`predict` makes one per call
     pieces: PieceEncoder | None = None
@@ -554,11 +593,15 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dty
     model.to(dev)
     tags = [model.config.id2label[i] for i in range(len(model.config.id2label))]
     cased = has_case_channel(model.config)
+    edge = read_meta(path).get("edge_threshold")
+    if edge is not None and not (isinstance(edge, (int, float)) and 0 < edge < 1):
+        raise ConfigError(f"NER model {path.name}: edge_threshold must be a number between 0 and 1")
     loaded = LoadedModel(
         tokenizer=tokenizer, model=model, index=TagIndex.from_tags(tags), device=dev, model_id=model_id(path),
         quantized=quantized, cls_id=int(tokenizer.cls_token_id), sep_id=int(tokenizer.sep_token_id),
         pad_id=int(tokenizer.pad_token_id or 0), traced=_trace(model, cased) if dev == "cpu" else None,
         case_channel=cased, pieces=PieceEncoder(tokenizer.backend_tokenizer),
+        edge_threshold=None if edge is None else float(edge),
     )
     logger.info("NER model %s loaded on %s (%d classes, quantized=%s, traced=%s)", loaded.model_id, dev,
                 len(loaded.index.classes), quantized, loaded.traced is not None)
@@ -771,6 +814,12 @@ class NER:
             load_identifier()
         self.model_id = self.model.model_id + "".join(f"+{k}:{m.model_id}" for k, m in self.routes.items())
 
+    def _decode(self, text: str, p: Any, model: LoadedModel, threshold: float, min_score: float) -> list[Span]:
+        spans = decode_spans(text, p.offsets, p.probs, model.index, token_threshold=threshold, min_score=min_score)
+        if self.config.drop_function_words:
+            spans = [x for x in spans if not only_function_words(text[x.start:x.end])]
+        return spans
+
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
         cfg = self.config
         out: list[Note] = list(notes)
@@ -778,11 +827,12 @@ class NER:
             model = self.routes.get(lang, self.model)
             pieces = predict(model, [notes[i].text for i in idx], batch_size=cfg.batch_size,
                              max_length=cfg.max_length, overlap=cfg.overlap)
+            edge = model.edge_threshold
             for i, p in zip(idx, pieces, strict=True):
                 note = notes[i]
-                spans = decode_spans(note.text, p.offsets, p.probs, model.index,
-                                     token_threshold=cfg.token_threshold, min_score=cfg.min_score)
-                if cfg.drop_function_words:
-                    spans = [x for x in spans if not only_function_words(note.text[x.start:x.end])]
+                spans = self._decode(note.text, p, model, cfg.token_threshold, cfg.min_score)
+                if edge is not None and edge > cfg.token_threshold:
+                    spans = edge_candidates(note.text, spans, self._decode(
+                        note.text, p, model, edge, max(edge, cfg.min_score)), cfg.drop_function_words)
                 out[i] = note.add_spans(spans)
         return out
