@@ -414,8 +414,9 @@ FORM_FIELD_PHRASES = ("e-mail", "correo electrónico", "correo electronico", "fe
                       "given name", "family name", "adresse e-mail", "indirizzo e-mail")
 #: a form's sex field and its values that name a sex ("Sexo: H", "Sex: F", "Geschlecht: weiblich"): not an identifier
 SEX_FIELD_LABELS = frozenset("sex gender sexo género genero geschlecht sexe sesso geslacht".split())
-SEX_VALUES = frozenset("h m f v w male female man woman hombre varón varon mujer masculino femenino männlich maennlich "
-                       "weiblich homme femme masculin féminin feminin maschio femmina maschile femminile".split())
+SEX_VALUES = frozenset("h m f v w male female man woman hombre varón varon mujer masculino femenino masculina femenina "
+                       "feminino feminina männlich maennlich weiblich homme femme masculin féminin feminin maschio femmina "
+                       "maschile femminile".split())
 #: a form's age field ("Edad: 27 años", "Age: 45", "Alter: 57"): its value up to 89 is no identifier (Safe Harbor);
 #: a fixed table of the languages' words for age
 AGE_FIELD_LABELS = frozenset("age edad idade edat alter lebensalter âge età eta leeftijd".split())

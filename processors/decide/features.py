@@ -352,11 +352,37 @@ def weekday_only(span: Span, text: str) -> bool:
     return bool(words) and all(w.lower().rstrip(".") in WEEKDAY_TOKENS for w in words)
 
 
+_AGE_WORD = re.compile(r"[^\W_]+")
+#: the words for years after an age, in English and the other languages the patterns read ("45 años", "93 ans",
+#: "57 Jahre", "65-jährige", "45 yo")
+_YEARS_WORD = re.compile(r"[ \t]*-?[ \t]*(?:años|año|anos|ano|anys|any|anni|anno|ans|an|jahren?|jaar|years?|yrs?|"
+                         r"yo|y/o|y\.o\.|(?:jährig|jarig)e?[nmrs]?)(?![^\W_])", re.IGNORECASE)
+_YEARS_WORDS = frozenset("años año anos ano anys any anni anno ans an jahre jahren jaar years year yrs yr yo y o".split())
+
+
+def age_only(span: Span, text: str) -> bool:
+    """``span`` is only an age up to 89 (the ``ages`` policy): one number up to 89 with a word for years after it in the text
+    ("45 años", "57 Jahre", "65-jährige", "45 yo"), and nothing else in the span but that word, the other languages'
+    nouns for a patient, words of a sex and lower-case particles ("de 69", "femenina de 30", "varón de 11 años"). Safe
+    Harbor: no identifier (an age over 89 is the regex step's AGE candidate)."""
+    words = list(_AGE_WORD.finditer(text, span.start, span.end))
+    numbers = [m for m in words if m.group().isdigit()]
+    if len(numbers) != 1 or len(numbers[0].group()) > 2 or int(numbers[0].group()) > 89:
+        return False
+    if _YEARS_WORD.match(text, numbers[0].end()) is None:
+        return False
+    return all(m is numbers[0] or (w := m.group().lower()) in _YEARS_WORDS or w in vocab.PERSON_NOUNS
+               or w in vocab.SEX_VALUES or (m.group().islower() and w in vocab.OTHER_FUNCTION_WORDS)
+               or w.startswith(("jährig", "jarig")) for m in words)
+
+
+
 @dataclass(frozen=True)
 class Extractor:
     """Splits a note's candidates into those no model may drop (protected sources, identifier shapes, the
-    message's own identifiers, detectors the model does not know, weekdays kept by policy) and those the model
-    scores, with their feature rows. The decide step and its training use the same one."""
+    message's own identifiers, detectors the model does not know, weekdays kept by policy), those the policies drop
+    (weekdays, states and countries, ages up to 89, each by its option) and those the model scores, with their
+    feature rows. The decide step and its training use the same one."""
 
     cues: Cues
     vocab: MedicalVocabulary
@@ -365,11 +391,13 @@ class Extractor:
     weekdays: bool = True
     known: frozenset[str] = frozenset(SOURCES)
     states_countries: bool = True
+    ages: bool = False
 
     def split(self, note: Note) -> tuple[list[int], list[int], list[list[float]]]:
         """(candidates kept without the model, candidates the model scores, their feature rows). A weekday-only
-        candidate under ``weekdays=False``, or a state or country under ``states_countries=False``, is in neither
-        list: the policy drops it."""
+        candidate under ``weekdays=False``, a state or country under ``states_countries=False``, or an age up to 89
+        under ``ages=False`` (``age_only``), is in neither list: the policy drops it. The other candidates' rows are
+        computed with every candidate of the note present, so a policy changes no other candidate's row."""
         text = note.text
         message = message_identifiers(note.input) if self.protect_message else None
         fixed: list[int] = []
@@ -382,6 +410,9 @@ class Extractor:
                     fixed.append(i)
             elif state_or_country(s, text):
                 if self.states_countries:
+                    fixed.append(i)
+            elif age_only(s, text):
+                if self.ages:
                     fixed.append(i)
             else:
                 scored.append(i)

@@ -11,7 +11,7 @@ score (``processors.risk``) counts the expected identifiers among them.
 Never dropped: candidates from a protected source (the message's own identifiers), with an identifier's shape,
 repeating the message's identifiers, or from a detector the model was not trained on (an LLM's proposals are
 add-only). Policy, not fitting: a candidate made only of weekday names is kept or dropped by ``weekdays``, one that is
-only a US state or a country by ``states_countries``.
+only a US state or a country by ``states_countries``, one that is only an age up to 89 by ``ages``.
 
 The model is chosen by the detectors the pipeline runs: ``models/decider`` with the NER step, ``models/
 decider-no-ner`` without it (``model_dir`` overrides). With the NER step, a note in a routed language (the pipeline
@@ -66,6 +66,12 @@ class Decide:
         #: only the places smaller than a state; general-English annotations (presidio_synth_v2) and MEDDOCAN label
         #: them, the PhysioNet annotators did not (README, Quality: precision with and without)
         states_countries: bool = True
+        #: policy: a candidate that is only an age up to 89 ("de 69" in "Varón de 69 años", "42 años", "femenina de
+        #: 30", "45 yo"; ``features.age_only``) is removed. Safe Harbor makes only an age over 89 an identifier (the
+        #: regex step's AGE candidate, never one of these), and no gold set here counts a younger age: false (the
+        #: default) drops such a candidate without the model; true keeps it (a site that treats every age as an
+        #: identifier still needs a detector for the ages no candidate covers)
+        ages: bool = False
         #: the model folder of each routed language (the pipeline policy's ``language_routes``; with the NER step
         #: only); a routed language not named here takes the shipped model of that language (``ROUTE_MODELS``)
         route_model_dirs: dict[str, str] = Field(default_factory=dict)
@@ -96,7 +102,7 @@ class Decide:
         config = self.config
         return threshold, Extractor(
             self._cues, self.vocab, frozenset(config.protect_sources), config.protect_message_identifiers,
-            config.weekdays, frozenset(model.meta.get("sources", SOURCES)), config.states_countries)
+            config.weekdays, frozenset(model.meta.get("sources", SOURCES)), config.states_countries, config.ages)
 
     def dictionary_versions(self) -> dict[str, str]:
         deciders = self.model.model_id + "".join(f"+{k}:{m.model_id}" for k, (m, _, _) in self.routes.items())

@@ -87,6 +87,57 @@ def test_when_weekdays_are_policy_then_the_option_decides_them(model_dir: Path) 
     assert [s.score for s in gone.dropped if gone.text[s.start:s.end] == "Monday"] == [0.0]
 
 
+@pytest.mark.parametrize(("text", "age"), [
+    ("Historia actual: Varón de 69 años que consulta.", "de 69"),
+    ("Paciente femenina de 30 años de edad.", "femenina de 30"),
+    ("Paciente varón de 11 años de edad.", "varón de 11 años"),
+    ("Varón de 42 años remitido.", "42"),
+    ("Die 65-jährige Patientin.", "65-jährige"),
+    ("A 45 yo man, seen today.", "45 yo"),
+])
+def test_when_a_candidate_is_only_an_age_up_to_89_then_the_policy_drops_it_and_no_other_row_changes(
+        model_dir: Path, text: str, age: str) -> None:
+    note = _note(text, [(age, "NAME", "ner"), ("LEVO", "NAME", "ner")] if "LEVO" in text else [(age, "NAME", "ner")])
+    (out,) = _step(model_dir).process_batch([note])
+    assert out.spans == () and [(_surfaces(out, out.dropped), [s.score for s in out.dropped])] == [([age], [0.0])]
+    (kept,) = _step(model_dir, ages=True).process_batch([note])
+    assert _surfaces(kept, kept.spans) == [age]
+
+
+@pytest.mark.parametrize(("text", "span"), [
+    ("Varón de 92 años que consulta.", "92"),  # over 89: an identifier (the regex step's AGE candidate)
+    ("Rosa de 45 años ingresa.", "Rosa de 45"),  # a name beside it
+    ("Hija de 45 años, madre de 28 años.", "madre de 28"),  # a kin word: the model's
+    ("Seen at 45 Main Street, 3 years ago.", "45 Main"),  # no word for years after the number
+    ("Room 45 in 2019 and 12 years later.", "45 in 2019"),  # two numbers
+])
+def test_when_a_candidate_is_more_than_an_age_up_to_89_then_the_model_decides_it(
+        model_dir: Path, text: str, span: str) -> None:
+    from processors.decide.features import age_only
+
+    note = _note(text, [(span, "NAME", "ner")])
+    assert not age_only(note.spans[0], text)
+    (out,) = _step(model_dir).process_batch([note])
+    assert _surfaces(out, out.spans) == [span]  # the jargon model keeps what its cue does not mark
+
+
+def test_when_an_age_is_dropped_by_policy_then_the_other_candidates_rows_are_those_of_the_whole_note(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dictionaries.medical import medical_vocabulary
+    from processors.decide import features
+    from processors.decide.cues import Cues
+
+    text = "Paciente varón de 64 años, vive en Albacete con su hija Lucía."
+    note = _note(text, [("de 64", "NAME", "ner"), ("Albacete", "LOCATION", "ner"), ("Lucía", "NAME", "ner")])
+    extractor = features.Extractor(Cues(vocab.cache_dir()), medical_vocabulary(vocab.cache_dir()))
+    fixed, scored, rows = extractor.split(note)
+    assert (fixed, scored) == ([], [1, 2])
+    assert features.Extractor(extractor.cues, extractor.vocab, ages=True).split(note)[:2] == ([0], [1, 2])
+    monkeypatch.setattr(features, "age_only", lambda span, text: False)  # the age scored as any candidate
+    _, scored_all, rows_all = extractor.split(note)
+    assert scored_all == [0, 1, 2] and rows_all[1:] == rows
+
+
 def test_when_the_threshold_is_set_then_it_overrides_the_models(model_dir: Path) -> None:
     note = _note("SEEN BY SMITH.", [("SMITH", "NAME", "ner")])
     (out,) = _step(model_dir, threshold=1.0).process_batch([note])
