@@ -863,6 +863,11 @@ def ablate(args: argparse.Namespace) -> int:
     from processors.training.decider import train_decider
 
     threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
+    if args.direct:  # the shipped pipeline, routes and all (a retrained model serves every note: no routes)
+        from processors.pipeline import SharedPolicy
+
+        OVERRIDE["routes"] = tuple(x for x in (args.routes if args.routes is not None else ",".join(
+            SharedPolicy().language_routes)).split(",") if x)
     corpora = [] if args.direct else training_corpora()
     stored = {} if args.direct else stored_for(corpora, threshold)
     sets = eval_sets(threshold)
@@ -899,6 +904,7 @@ def ablate(args: argparse.Namespace) -> int:
     tables = {key: ablation_table(rows) for key, rows in runs.items()}
     out: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold,
+        "language_routes": list(OVERRIDE["routes"]),
         "protocol": ("the shipped decision model; the rule off at run time" if args.direct else
                      "the decision model retrained without the rule (design CV nested)"
                      + (f", LightGBM seeds {args.seeds}" if args.seeds else ""))}
@@ -989,6 +995,8 @@ def main() -> int:
     a.add_argument("--direct", action="store_true", help="keep the shipped decision model (no retraining)")
     a.add_argument("--seeds", default=None, help="comma-separated LightGBM seeds to retrain with (means reported)")
     a.add_argument("-o", "--output", default=str(RESULTS / "decider_ablation.json"))
+    a.add_argument("--routes", default=None, help="with --direct: languages routed to their own models, "
+                   "comma-separated ('' for none; default: the pipeline policy's, as measure)")
     for p in (t, m):
         p.add_argument("--fp32", action="store_true",
                        help="the NER unquantized (the cpu-fp32 / gpu-fp16 path) and its out-of-fold spans")
