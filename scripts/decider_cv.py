@@ -863,7 +863,8 @@ def ablate(args: argparse.Namespace) -> int:
     from processors.training.decider import train_decider
 
     threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
-    if args.direct:  # the shipped pipeline, routes and all (a retrained model serves every note: no routes)
+    if args.direct and not (OVERRIDE["ner_model"] or OVERRIDE["oof"]):  # the shipped pipeline, routes and all (a
+        # retrained model, or another NER's, serves every note: no routes)
         from processors.pipeline import SharedPolicy
 
         OVERRIDE["routes"] = tuple(x for x in (args.routes if args.routes is not None else ",".join(
@@ -889,8 +890,10 @@ def ablate(args: argparse.Namespace) -> int:
                     rep = train_decider(corpora, model, stored_ner=stored, steps=DETECT, options=options,
                                         target_recall=args.target_recall,
                                         params=None if seed is None else {"seed": seed})
-                    design = next(c for c in rep["corpora"] if c["name"] == "physionet_design")["nested"]
-                    row["physionet_design_cv"] = {k: design[k] for k in ("precision", "recall", "tp", "fp", "fn")}
+                    for c in rep["corpora"]:  # nested CV of the threshold's notes and of MEDDOCAN train's rows
+                        if c["name"] in ("physionet_design", "meddocan_train"):
+                            row[f"{c['name']}_cv"] = {k: c["nested"][k] for k in ("precision", "recall", "tp", "fp",
+                                                                                  "fn")}
                     full = {**options, "decide": {"model_dir": str(model)}}
                 for name, (gold, ner) in sets.items():
                     agg = aggregate(gold, run(gold, FULL, full, ner))
@@ -997,7 +1000,7 @@ def main() -> int:
     a.add_argument("-o", "--output", default=str(RESULTS / "decider_ablation.json"))
     a.add_argument("--routes", default=None, help="with --direct: languages routed to their own models, "
                    "comma-separated ('' for none; default: the pipeline policy's, as measure)")
-    for p in (t, m):
+    for p in (t, m, a):
         p.add_argument("--fp32", action="store_true",
                        help="the NER unquantized (the cpu-fp32 / gpu-fp16 path) and its out-of-fold spans")
         p.add_argument("--oof", type=Path, default=None, help="another NER's out-of-fold file (an experiment)")
