@@ -6,9 +6,9 @@ in the ORIGINAL text cover it (up to trivial punctuation or a possessive): a voc
 protocol", "Lasix", "NAD", "St. Jude valve") or well-formed medical syntax ("8/9" in "Apgar score 8/9", "7578395"
 in "g.7578395G>C", "0630" in "meds at 0630"). Ambiguous terms (also person names or places: "Allegra", "Foley",
 "CT") count only with medical context next to them ("Allegra 180 mg", "started on Allegra", "Foley catheter").
-Also dropped: a form's labels, a sex field's value and an age field's value up to 89 ("Apellidos:", "Sexo: H",
-"Edad: 27 años", ``use_field_labels``), another language's particle standing alone ("de", ``use_lone_particles``)
-and its nouns for a patient, with the age after them ("Varón de", "Paciente varón de 64", ``use_person_nouns``). Everything else the rule rounds of issue 10 knew (measurements, jargon, numbers no
+Also dropped: a form's labels and a sex field's value ("Apellidos:", "Sexo: H", ``use_field_labels``), another
+language's particle standing alone ("de", ``use_lone_particles``) and its nouns for a patient ("Varón de",
+"Paciente", ``use_person_nouns``). Everything else the rule rounds of issue 10 knew (measurements, jargon, numbers no
 calendar reads, misspellings, headings, ...) is evidence for the decision stage, not a hard drop:
 ``processors.decide.cues``.
 
@@ -300,12 +300,8 @@ def lone_particles(spans: Sequence[Span], candidates: Sequence[int], text: str) 
 
 def person_nouns_only(span: Span, text: str) -> bool:
     """``span`` is made only of the other languages' nouns for a patient or a person and lower-case particles
-    between them ("Varón", "Mujer de", "Paciente"; ``use_person_nouns``), with at most the age after them ("Paciente
-    varón de 64", "Mujer de 41": a number of one to three digits; an age over 89 is the regex step's AGE candidate,
-    a candidate of its own)."""
+    between them ("Varón", "Mujer de", "Paciente"; ``use_person_nouns``)."""
     words = _WORD.findall(text, span.start, span.end)
-    if len(words) > 1 and words[-1].isdigit() and len(words[-1]) <= 3:
-        words = words[:-1]
     return (bool(words) and words[0].lower() in vocab.PERSON_NOUNS
             and all(w.lower() in vocab.PERSON_NOUNS or (w.islower() and w in vocab.OTHER_FUNCTION_WORDS)
                     for w in words))
@@ -370,20 +366,6 @@ def sex_field_value(start: int, end: int, text: str) -> bool:
         return False
     m = _SEX_LABEL_BEFORE.search(text, max(0, start - 24), start)
     return m is not None and m.group("w").lower() in vocab.SEX_FIELD_LABELS
-
-
-_AGE_VALUE = re.compile(r"(?P<n>\d{1,3})(?:[ \t]*(?:años|año|anos|anys|anni|ans|jahre|j|jaar|years?|yrs?|y/?o|a)\b)?"
-                        r"[ \t.,;]*", re.IGNORECASE)
-
-
-def age_field_value(start: int, end: int, text: str) -> bool:
-    """``text[start:end]`` is the value of a form's age field up to 89 ("Edad: 27 años", "Age: 45", "Alter: 57 J."):
-    an age that identifies no one under Safe Harbor (an age over 89 is the regex step's AGE candidate)."""
-    m = _AGE_VALUE.fullmatch(text, start, end)
-    if m is None or int(m.group("n")) > 89:
-        return False
-    label = _SEX_LABEL_BEFORE.search(text, max(0, start - 24), start)
-    return label is not None and label.group("w").lower() in vocab.AGE_FIELD_LABELS
 
 
 def _holds_message(pieces: Sequence[Span], text: str,
@@ -572,17 +554,15 @@ class MedicalRecovery:
         use_line_breaks: bool = True
         #: the labels of a form's fields at a candidate's ends are cut off ("Apellidos: De Miguel Rivera", "Rosa
         #: Jiménez NºCol: 28 28", "nhc-739146"; ``vocab.FORM_FIELD_LABELS``, in the languages the patterns read), a
-        #: candidate made only of them is dropped, and so is the value of a form's sex field ("Sexo: H", "Sex: F") and
-        #: that of its age field up to 89 ("Edad: 27 años", "Age: 45"; an age over 89 is an identifier)
+        #: candidate made only of them is dropped, and so is the value of a form's sex field ("Sexo: H", "Sex: F")
         use_field_labels: bool = True
         #: a candidate made only of one lower-case particle of the other languages (``vocab.OTHER_FUNCTION_WORDS``:
         #: "de", "del", "la", "y") with no other candidate beside it (only blanks between) is dropped: beside a name
         #: or a place it is theirs ("Maria [de] la Cruz" split by the model), alone it is a sentence's word
         use_lone_particles: bool = True
         #: a candidate made only of the other languages' nouns for a patient or a person (``vocab.PERSON_NOUNS``:
-        #: "Varón", "Mujer de", "Paciente"), with lower-case particles between and at most the age after them
-        #: ("Paciente varón de 64"), is dropped: a report's "Varón de 64 años" names no one (an age over 89 is the
-        #: regex step's AGE candidate, not this one)
+        #: "Varón", "Mujer de", "Paciente"), with lower-case particles between, is dropped: a report's "Varón de 64
+        #: años" names no one
         use_person_nouns: bool = True
         #: policy: the type word after an institution's name ("Mercy [Medical Center]", "Memorial [Hospital]") is part
         #: of the identifier and is removed with it (the synthetic and general-English sets annotate it so; the
@@ -643,8 +623,7 @@ class MedicalRecovery:
                 drop.add(i)
                 continue
             if self.config.use_field_labels:
-                if not keep and (sex_field_value(span.start, span.end, text)
-                                 or age_field_value(span.start, span.end, text)):
+                if not keep and sex_field_value(span.start, span.end, text):
                     drop.add(i)
                     continue
                 a, b = field_label_parts(span.start, span.end, text)

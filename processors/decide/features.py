@@ -360,21 +360,36 @@ _YEARS_WORD = re.compile(r"[ \t]*-?[ \t]*(?:años|año|anos|ano|anys|any|anni|an
 _YEARS_WORDS = frozenset("años año anos ano anys any anni anno ans an jahre jahren jaar years year yrs yr yo y o".split())
 
 
+#: an age field's label right before a candidate ("Edad: ", "Age: ", "Alter - ")
+_AGE_LABEL_BEFORE = re.compile(r"(?P<w>[^\W\d_]+)[ \t]*[:=-][ \t]*\Z")
+
+
 def age_only(span: Span, text: str) -> bool:
-    """``span`` is only an age up to 89 (the ``ages`` policy): one number up to 89 with a word for years after it in the text
-    ("45 años", "57 Jahre", "65-jährige", "45 yo"), and nothing else in the span but that word, the other languages'
-    nouns for a patient, words of a sex and lower-case particles ("de 69", "femenina de 30", "varón de 11 años"). Safe
-    Harbor: no identifier (an age over 89 is the regex step's AGE candidate)."""
+    """``span`` is only an age up to 89 (the ``ages`` policy): one number up to 89 that a word for years follows in
+    the text ("45 años", "57 Jahre", "65-jährige", "45 yo"), that an age field's label introduces ("Edad: 27", "Age:
+    45"; ``vocab.AGE_FIELD_LABELS``), or that ends a span starting with the other languages' nouns for a patient
+    ("Paciente varón de 64"), and nothing else in the span but that word or label, the nouns for a patient, words of
+    a sex and lower-case particles ("de 69", "femenina de 30", "varón de 11 años"). Safe Harbor: no identifier (an
+    age over 89 is the regex step's AGE candidate)."""
     words = list(_AGE_WORD.finditer(text, span.start, span.end))
     numbers = [m for m in words if m.group().isdigit()]
     if len(numbers) != 1 or len(numbers[0].group()) > 2 or int(numbers[0].group()) > 89:
         return False
-    if _YEARS_WORD.match(text, numbers[0].end()) is None:
-        return False
-    return all(m is numbers[0] or (w := m.group().lower()) in _YEARS_WORDS or w in vocab.PERSON_NOUNS
-               or w in vocab.SEX_VALUES or (m.group().islower() and w in vocab.OTHER_FUNCTION_WORDS)
-               or w.startswith(("jährig", "jarig")) for m in words)
-
+    number, labelled = numbers[0], False
+    for m in words:
+        w = m.group().lower()
+        if m is number:
+            continue
+        if w in vocab.AGE_FIELD_LABELS and m.end() < number.start():
+            labelled = True
+        elif not (w in _YEARS_WORDS or w in vocab.PERSON_NOUNS or w in vocab.SEX_VALUES or w == "j"
+                  or (m.group().islower() and w in vocab.OTHER_FUNCTION_WORDS) or w.startswith(("jährig", "jarig"))):
+            return False
+    if not labelled and number is words[0]:
+        before = _AGE_LABEL_BEFORE.search(text, max(0, span.start - 24), span.start)
+        labelled = before is not None and before.group("w").lower() in vocab.AGE_FIELD_LABELS
+    return bool(labelled or _YEARS_WORD.match(text, number.end())
+                or (number is words[-1] and words[0].group().lower() in vocab.PERSON_NOUNS))
 
 
 @dataclass(frozen=True)

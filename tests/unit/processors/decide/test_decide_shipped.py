@@ -136,8 +136,9 @@ def test_when_a_note_in_another_language_gives_an_age_over_89_then_the_age_goes_
 
 
 def test_when_a_spanish_report_opens_with_the_patients_age_then_the_age_stays(default: Pipeline) -> None:
-    """The Spanish route's NER runs "Paciente varón de 64" into one NAME candidate; recovery's person nouns drop it
-    with the age at its end (``person_nouns_only``), so the decision model never keeps it."""
+    """The Spanish route's NER runs "Paciente varón de 64" into one NAME candidate (or, cut to its core, "de 64"); the
+    decide step's ``ages`` policy drops such a candidate (``features.age_only``), so the decision model never keeps
+    it."""
     text = SPANISH[0][0]
     (routed,) = default.run([NoteIn(note_id="t", text=text)])
     assert _covered(text, [(s.start, s.end) for s in routed.spans], "64 años") == 0.0

@@ -94,6 +94,14 @@ def test_when_weekdays_are_policy_then_the_option_decides_them(model_dir: Path) 
     ("Varón de 42 años remitido.", "42"),
     ("Die 65-jährige Patientin.", "65-jährige"),
     ("A 45 yo man, seen today.", "45 yo"),
+    # an age field's value, with or without the word for years; a report's opening run into the age
+    ("País: España.\nEdad: 27 años Sexo: H.", "27"),
+    ("País: España.\nEdad:25 años Sexo: M.", "25 años"),
+    ("Age: 61 Sex: F Admitted: 3/14", "61"),
+    ("Geschlecht: w. Alter: 57 J.", "57 J."),
+    ("Edad: 27\nSexo: H", "Edad: 27"),
+    ("Paciente varón de 64, ingresado.", "Paciente varón de 64"),
+    ("Mujer de 41 años sin antecedentes.", "Mujer de 41"),
 ])
 def test_when_a_candidate_is_only_an_age_up_to_89_then_the_policy_drops_it_and_no_other_row_changes(
         model_dir: Path, text: str, age: str) -> None:
@@ -110,6 +118,12 @@ def test_when_a_candidate_is_only_an_age_up_to_89_then_the_policy_drops_it_and_n
     ("Hija de 45 años, madre de 28 años.", "madre de 28"),  # a kin word: the model's
     ("Seen at 45 Main Street, 3 years ago.", "45 Main"),  # no word for years after the number
     ("Room 45 in 2019 and 12 years later.", "45 in 2019"),  # two numbers
+    ("País: España.\nEdad: 92 años Sexo: H.", "92"),  # over 89, after an age field's label too
+    ("Cama: 27 Planta: 3", "27"),  # another field's number
+    ("Edad: 27 años Sexo", "27 años Sexo"),  # more than the value
+    ("Paciente 4478123 remitido.", "Paciente 4478123"),  # no age: a longer number
+    ("Paciente Rosa 64 años.", "Paciente Rosa 64"),  # a name after the nouns
+    ("Seen by Dr. Kearns 64", "Kearns 64"),  # a number after a name, no word for years, no label
 ])
 def test_when_a_candidate_is_more_than_an_age_up_to_89_then_the_model_decides_it(
         model_dir: Path, text: str, span: str) -> None:
@@ -118,7 +132,9 @@ def test_when_a_candidate_is_more_than_an_age_up_to_89_then_the_model_decides_it
     note = _note(text, [(span, "NAME", "ner")])
     assert not age_only(note.spans[0], text)
     (out,) = _step(model_dir).process_batch([note])
-    assert _surfaces(out, out.spans) == [span]  # the jargon model keeps what its cue does not mark
+    (kept,) = _step(model_dir, ages=True).process_batch([note])
+    assert (out.spans, out.dropped) == (kept.spans, kept.dropped)  # the policy does not touch it
+    assert [s.score for s in out.dropped] != [0.0]  # kept, or dropped by the model with its probability
 
 
 def test_when_an_age_is_dropped_by_policy_then_the_other_candidates_rows_are_those_of_the_whole_note(
