@@ -52,6 +52,7 @@ from processors.shapes import (
     KNOWN_WORD_ZIPF,
     NAME_TITLES,
     edge_key,
+    field_label_before,
     message_identifiers,
     protected,
     relation_word,
@@ -166,7 +167,6 @@ _LEADING_LABEL = re.compile(
 _TRAILING_LABEL = re.compile(r"(?<![^\W\d_])(?P<w>[^\W\d_]+)[^\w]*\Z")  # a word's start: linear time
 _LABEL_END = re.compile(r"[ \t]*:")
 #: "Sexo:", "Sex -" right before a value
-_SEX_LABEL_BEFORE = re.compile(r"(?P<w>[^\W\d_]+)[ \t]*[:=-][ \t]*\Z")
 #: the type words of an institution's name (``institution_type_words``)
 _TYPE_WORDS = frozenset("hospital hospitals hosp medical center centre ctr clinic clinics health healthcare system "
                         "institute rehab rehabilitation nursing home hospice infirmary facility care".split())
@@ -364,8 +364,7 @@ def sex_field_value(start: int, end: int, text: str) -> bool:
     value = text[start:end].strip(" .,;").lower()
     if value not in vocab.SEX_VALUES:
         return False
-    m = _SEX_LABEL_BEFORE.search(text, max(0, start - 24), start)
-    return m is not None and m.group("w").lower() in vocab.SEX_FIELD_LABELS
+    return field_label_before(text, start) in vocab.SEX_FIELD_LABELS
 
 
 def _holds_message(pieces: Sequence[Span], text: str,

@@ -37,6 +37,8 @@ MODEL_SOURCES = frozenset({"ner", "llm"})
 HAS_DIGIT = re.compile(r"\d")
 LETTER_RUN = re.compile(r"[^\W\d_]+(?:'s)?")
 _WORD = re.compile(r"[^\W\d_]{2,}")
+#: a form field's label right before its value ("Sexo: ", "Edad:", "Age - ")
+_FIELD_LABEL_BEFORE = re.compile(r"(?P<w>[^\W\d_]+)[ \t]*[:=-][ \t]*\Z")
 #: a word at least this frequent in general English (wordfreq Zipf) is a known word: "noon", "eve", "last"
 KNOWN_WORD_ZIPF = 3.0
 NAME_TITLES = frozenset(PERSONAL_TITLES) | TITLES_DOCTOR | TITLES_OTHER
@@ -283,3 +285,10 @@ def readable_date(surface: str) -> bool:
         return (len(seps) == 3 and seps[1] == "-" and seps[0] == seps[2] != "-"
                 and all(day(x, y) or day(y, x) for x, y in ((n[0], n[1]), (n[2], n[3]))))
     return False
+
+
+def field_label_before(text: str, start: int) -> str | None:
+    """The label word (lower case) of the form field whose value starts at ``start`` ("Sexo: H" -> "sexo", "Edad: 27"
+    -> "edad"), read within the 24 characters before it; None when no label and separator end there."""
+    m = _FIELD_LABEL_BEFORE.search(text, max(0, start - 24), start)
+    return None if m is None else m.group("w").lower()

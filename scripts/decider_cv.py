@@ -400,10 +400,18 @@ def span_agreement(golds: Mapping[str, Sequence[Any]], gpu: Mapping[str, Any], t
 def ner_edge(model_dir: Path | str | None = None) -> float | None:
     """The NER model's ``edge_threshold`` (``processors.ner.step.split_edges``; default: ``--ner-model`` or the
     shipped model), or None."""
-    from processors.ner.step import DEFAULT_MODEL_DIR, read_meta
+    from processors.ner.step import DEFAULT_MODEL_DIR, edge_threshold
 
-    edge = read_meta(Path(model_dir or OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR)).get("edge_threshold")
-    return None if edge is None else float(edge)
+    return edge_threshold(Path(model_dir or OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR))
+
+
+def policy_routes(arg: str | None, experiment: bool) -> tuple[str, ...]:
+    """The languages routed to their own models: ``--routes`` (comma-separated, '' for none), else none for an
+    experiment (another decision model or NER serves every note), else the pipeline policy's."""
+    from processors.pipeline import SharedPolicy
+
+    names = arg if arg is not None else "" if experiment else ",".join(SharedPolicy().language_routes)
+    return tuple(x for x in names.split(",") if x)
 
 
 def edge_split(rows: Mapping[str, Mapping[str, list[dict[str, Any]]]], threshold: float, edge: float | None,
@@ -635,7 +643,6 @@ def risk_cv(args: argparse.Namespace) -> int:
 
 
 def measure(args: argparse.Namespace) -> int:
-    from processors.pipeline import SharedPolicy
     from processors.spans import NER_CANDIDATE_THRESHOLD
 
     threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
@@ -644,9 +651,7 @@ def measure(args: argparse.Namespace) -> int:
         options["decide"] = {"model_dir": str(args.decider)}
     # the shipped pipeline routes the policy's languages to their own models; an experiment's decision model (or
     # another NER's spans) serves every note unless --routes names some
-    OVERRIDE["routes"] = tuple(x for x in (args.routes if args.routes is not None else (
-        "" if args.decider or OVERRIDE["ner_model"] or OVERRIDE["oof"] else
-        ",".join(SharedPolicy().language_routes))).split(",") if x)
+    OVERRIDE["routes"] = policy_routes(args.routes, bool(args.decider or OVERRIDE["ner_model"] or OVERRIDE["oof"]))
     out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "ner_threshold": threshold, "sets": {},
                            "decider": str(args.decider) if args.decider else "shipped",
                            "language_routes": list(OVERRIDE["routes"])}
@@ -863,12 +868,8 @@ def ablate(args: argparse.Namespace) -> int:
     from processors.training.decider import train_decider
 
     threshold = args.ner_threshold if args.ner_threshold is not None else NER_CANDIDATE_THRESHOLD
-    if args.direct and not (OVERRIDE["ner_model"] or OVERRIDE["oof"]):  # the shipped pipeline, routes and all (a
-        # retrained model, or another NER's, serves every note: no routes)
-        from processors.pipeline import SharedPolicy
-
-        OVERRIDE["routes"] = tuple(x for x in (args.routes if args.routes is not None else ",".join(
-            SharedPolicy().language_routes)).split(",") if x)
+    if args.direct:  # the shipped pipeline, routes and all (a retrained model, or another NER's, serves every note)
+        OVERRIDE["routes"] = policy_routes(args.routes, bool(OVERRIDE["ner_model"] or OVERRIDE["oof"]))
     corpora = [] if args.direct else training_corpora()
     stored = {} if args.direct else stored_for(corpora, threshold)
     sets = eval_sets(threshold)

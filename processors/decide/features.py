@@ -25,6 +25,7 @@ from dictionaries.text import (
     NURSE_CREDENTIALS,
     PERSONAL_TITLES,
     PROVIDER_CUES,
+    TOKEN,
     ends_here,
     is_all_caps,
     line_bounds,
@@ -35,6 +36,7 @@ from processors.pipeline import Note
 from processors.shapes import (
     HAS_DIGIT,
     LETTER_RUN,
+    field_label_before,
     message_identifiers,
     number_run,
     protected,
@@ -352,16 +354,11 @@ def weekday_only(span: Span, text: str) -> bool:
     return bool(words) and all(w.lower().rstrip(".") in WEEKDAY_TOKENS for w in words)
 
 
-_AGE_WORD = re.compile(r"[^\W_]+")
 #: the words for years after an age, in English and the other languages the patterns read ("45 años", "93 ans",
 #: "57 Jahre", "65-jährige", "45 yo")
 _YEARS_WORD = re.compile(r"[ \t]*-?[ \t]*(?:años|año|anos|ano|anys|any|anni|anno|ans|an|jahren?|jaar|years?|yrs?|"
                          r"yo|y/o|y\.o\.|(?:jährig|jarig)e?[nmrs]?)(?![^\W_])", re.IGNORECASE)
 _YEARS_WORDS = frozenset("años año anos ano anys any anni anno ans an jahre jahren jaar years year yrs yr yo y o".split())
-
-
-#: an age field's label right before a candidate ("Edad: ", "Age: ", "Alter - ")
-_AGE_LABEL_BEFORE = re.compile(r"(?P<w>[^\W\d_]+)[ \t]*[:=-][ \t]*\Z")
 
 
 def age_only(span: Span, text: str) -> bool:
@@ -371,7 +368,7 @@ def age_only(span: Span, text: str) -> bool:
     ("Paciente varón de 64"), and nothing else in the span but that word or label, the nouns for a patient, words of
     a sex and lower-case particles ("de 69", "femenina de 30", "varón de 11 años"). Safe Harbor: no identifier (an
     age over 89 is the regex step's AGE candidate)."""
-    words = list(_AGE_WORD.finditer(text, span.start, span.end))
+    words = list(TOKEN.finditer(text, span.start, span.end))
     numbers = [m for m in words if m.group().isdigit()]
     if len(numbers) != 1 or len(numbers[0].group()) > 2 or int(numbers[0].group()) > 89:
         return False
@@ -386,8 +383,7 @@ def age_only(span: Span, text: str) -> bool:
                   or (m.group().islower() and w in vocab.OTHER_FUNCTION_WORDS) or w.startswith(("jährig", "jarig"))):
             return False
     if not labelled and number is words[0]:
-        before = _AGE_LABEL_BEFORE.search(text, max(0, span.start - 24), span.start)
-        labelled = before is not None and before.group("w").lower() in vocab.AGE_FIELD_LABELS
+        labelled = field_label_before(text, span.start) in vocab.AGE_FIELD_LABELS
     return bool(labelled or _YEARS_WORD.match(text, number.end())
                 or (number is words[-1] and words[0].group().lower() in vocab.PERSON_NOUNS))
 

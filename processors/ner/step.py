@@ -593,15 +593,12 @@ def load_model(model_dir: str, device: str = "auto", quantize: bool = False, dty
     model.to(dev)
     tags = [model.config.id2label[i] for i in range(len(model.config.id2label))]
     cased = has_case_channel(model.config)
-    edge = read_meta(path).get("edge_threshold")
-    if edge is not None and not (isinstance(edge, (int, float)) and 0 < edge < 1):
-        raise ConfigError(f"NER model {path.name}: edge_threshold must be a number between 0 and 1")
     loaded = LoadedModel(
         tokenizer=tokenizer, model=model, index=TagIndex.from_tags(tags), device=dev, model_id=model_id(path),
         quantized=quantized, cls_id=int(tokenizer.cls_token_id), sep_id=int(tokenizer.sep_token_id),
         pad_id=int(tokenizer.pad_token_id or 0), traced=_trace(model, cased) if dev == "cpu" else None,
         case_channel=cased, pieces=PieceEncoder(tokenizer.backend_tokenizer),
-        edge_threshold=None if edge is None else float(edge),
+        edge_threshold=edge_threshold(path),
     )
     logger.info("NER model %s loaded on %s (%d classes, quantized=%s, traced=%s)", loaded.model_id, dev,
                 len(loaded.index.classes), quantized, loaded.traced is not None)
@@ -744,6 +741,17 @@ def read_meta(model_dir: Path) -> dict[str, Any]:
         return {}
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+def edge_threshold(model_dir: Path) -> float | None:
+    """The model folder's ``edge_threshold`` (its ``deidstream_ner.json``; :func:`split_edges`), or None; a value that
+    is no probability is a ConfigError."""
+    edge = read_meta(model_dir).get("edge_threshold")
+    if edge is None:
+        return None
+    if isinstance(edge, bool) or not isinstance(edge, (int, float)) or not 0 < edge < 1:
+        raise ConfigError(f"NER model {model_dir.name}: edge_threshold must be a number between 0 and 1")
+    return float(edge)
 
 
 def with_profile(config: Any, profile: DetectorProfile | None) -> Any:
