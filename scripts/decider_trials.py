@@ -9,7 +9,7 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
     # seed_ensemble, ner_noise, token_weights, spelling, section, relative_scores, design_weight_40, other_zipf,
-    # monotone
+    # monotone, corpus_convention
     # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
     # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
     .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
@@ -55,6 +55,8 @@ Trials:
   other detectors' scores, cues before and after, the old rules' cues and keep), the others free.
 - ``relative_scores``: the candidate's NER score beside the note's other NER spans (its rank among them, its ratio
   to the best of its label, the note's median, how many score 0.5 or more); run behind three NER draws.
+- ``corpus_convention``: not a change to ship but a figure: the weekday, state and institution-type-word
+  conventions the PhysioNet annotators' way (README, "Policies, not fitting"), retrained and scored in design CV.
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
   seed + 0, 1000, 2000, 3000): less of the seed's noise in the scores and, perhaps, steadier fold thresholds.
 """
@@ -415,6 +417,24 @@ def other_language_zipf(note: Any, idx: Sequence[int]) -> list[list[float]]:
 
 #: the weight of the PhysioNet design notes' rows (the shipped 20; ``design_weight_40`` patches it)
 DESIGN_WEIGHT: dict[str, float] = {"weight": 20.0}
+#: the decide step's policies (``Extractor``'s options) and recovery's options for the table, for a trial's duration
+POLICIES: dict[str, dict[str, bool]] = {"decide": {}, "recovery": {}}
+
+
+@contextlib.contextmanager
+def corpus_convention() -> Iterator[None]:
+    """The ``corpus_convention`` trial: the three annotation conventions of README "Policies, not fitting" the
+    PhysioNet annotators' way (weekdays and states kept in the text, so the policies drop their candidates; an
+    institution's type word not cut from its name, so the model decides the name with it), in the training table and
+    in the scoring of every fold: the design-CV figure of the configuration whose lockbox figure the README gives."""
+    before = {k: dict(v) for k, v in POLICIES.items()}
+    POLICIES["decide"].update(weekdays=False, states_countries=False)
+    POLICIES["recovery"].update(institution_type_words=False)
+    try:
+        yield
+    finally:
+        POLICIES.clear()
+        POLICIES.update(before)
 
 
 @contextlib.contextmanager
@@ -503,6 +523,7 @@ TRIALS: dict[str, Trial] = {
     "design_weight_40": Trial(patch=functools.partial(design_weight, 40.0)),
     "other_zipf": Trial(extra=other_language_zipf, extra_names=OTHER_ZIPF_NAMES),
     "monotone": Trial(patch=monotone),
+    "corpus_convention": Trial(patch=corpus_convention),
 }
 
 
@@ -549,7 +570,7 @@ def trial_table(extra: Extra | None, extra_shift: float | None, fp32_weight: flo
     copies = fp32_copy(corpora[0].gold) if fp32_weight is not None else []
     if fp32_weight is not None:
         corpora.append(Corpus("physionet_design_fp32", copies, False, fp32_weight))
-    extractor = Extractor(Cues(), medical_vocabulary())
+    extractor = Extractor(Cues(), medical_vocabulary(), **POLICIES["decide"])
     if extra is not None:
         split = extractor.split
 
@@ -563,7 +584,8 @@ def trial_table(extra: Extra | None, extra_shift: float | None, fp32_weight: flo
         _, fp32 = D.read_oof(COPY_OOF["path"])
         stored.update({c.id: fp32[g.id][str(threshold)] for c, g in zip(copies, corpora[0].gold, strict=True)})
     table, fold_of_note, corpus_of_note, weight = corpora_table(
-        corpora, extractor, stored_ner=stored, options={"ner": D.ner_options(threshold)})
+        corpora, extractor, stored_ner=stored,
+        options={"ner": D.ner_options(threshold), **({"recovery": POLICIES["recovery"]} if POLICIES["recovery"] else {})})
     choose = np.asarray([corpora[c].choose for c in corpus_of_note], dtype=bool)
     return table, fold_of_note, corpus_of_note, weight, choose
 
