@@ -276,3 +276,27 @@ def test_when_lockbox_seeds_runs_with_no_lockbox_then_no_lockbox_set_is_scored(
     with pytest.raises(Stop):
         trials.main()
     assert set(seen["golds"]) == expected
+
+
+def test_when_the_corpus_convention_trial_is_patched_in_then_weekdays_and_states_go_and_type_words_stay() -> None:
+    from dictionaries.medical import medical_vocabulary
+    from processors.decide.cues import Cues
+    from processors.decide.features import Extractor
+
+    note = _note("Seen Saturday in Texas by Dr. Hale at Mercy Medical Center.",
+                 [("Saturday", "DATE", "ner"), ("Texas", "LOCATION", "ner"), ("Hale", "NAME", "ner"),
+                  ("Mercy Medical Center", "ORGANIZATION", "ner")])
+    assert trials.POLICIES == {"decide": {}, "recovery": {}}
+    shipped = Extractor(Cues(), medical_vocabulary(), **trials.POLICIES["decide"]).split(note)[:2]
+    assert shipped[0] == [0, 1]  # the policies keep the weekday and the state
+    with trials.corpus_convention():
+        assert trials.POLICIES == {"decide": {"weekdays": False, "states_countries": False},
+                                   "recovery": {"institution_type_words": False}}
+        fixed, scored = Extractor(Cues(), medical_vocabulary(), **trials.POLICIES["decide"]).split(note)[:2]
+        # both policies drop theirs: in neither list; the name and the institution go to the model as before
+        assert 0 not in fixed + scored and 1 not in fixed + scored
+        assert scored == shipped[1] and 2 in scored and 3 in scored
+        # the recovery option the table's detection runs with is one recovery knows (its config forbids others)
+        recovery = build_processor("recovery", trials.POLICIES["recovery"], BuildContext(cache_dir=vocab.cache_dir()))
+        assert recovery.config.institution_type_words is False
+    assert trials.POLICIES == {"decide": {}, "recovery": {}}
