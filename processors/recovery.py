@@ -166,6 +166,9 @@ _LEADING_LABEL = re.compile(
     + r")(?![^\W\d_])|[^\W\d_]+)[ \t]*(?::|[-/](?=\w))[ \t]*")
 _TRAILING_LABEL = re.compile(r"(?<![^\W\d_])(?P<w>[^\W\d_]+)[^\w]*\Z")  # a word's start: linear time
 _LABEL_END = re.compile(r"[ \t]*:")
+#: a line that starts with a form's label: words only (no digit), blanks, "/" or "-" between them, then a colon
+#: ("Localidad/ Provincia:", "Fecha de ingreso:", "Phone:"); the label's end is the colon's start
+_LINE_LABEL = re.compile(r"[ \t]*[^\W\d_]+(?:(?:[ \t]*[/-][ \t]*|[ \t]+)[^\W\d_]+){0,4}(?=[ \t]*:)")
 #: "Sexo:", "Sex -" right before a value
 #: the type words of an institution's name (``institution_type_words``)
 _TYPE_WORDS = frozenset("hospital hospitals hosp medical center centre ctr clinic clinics health healthcare system "
@@ -326,10 +329,16 @@ def without_type_words(start: int, end: int, text: str) -> tuple[int, int]:
 def field_label_parts(start: int, end: int, text: str) -> tuple[int, int]:
     """``text[start:end]`` without the labels of a form's fields at its ends (``use_field_labels``;
     ``vocab.FORM_FIELD_LABELS``): a label that a colon follows, or a dash or slash glued to the value ("Apellidos:
-    De Miguel", "nhc-739146", "Rosa Jiménez NºCol: 28 28"). An empty range (``start, start``) when the span holds
-    nothing but labels; the span itself when nothing is cut."""
+    De Miguel", "nhc-739146", "Rosa Jiménez NºCol: 28 28"), and, of any words, the start of the next line's label
+    that the span ran into across a line break (a line of words that a colon closes: "Calle Cuba, 1, 3 B.\nLocalidad"
+    of "Localidad/ Provincia:"). An empty range (``start, start``) when the span holds nothing but labels; the span
+    itself when nothing is cut."""
     a, b = start, end
-    # read past the span's end: a candidate inside a label ("[E]-mail:", "[Correo] electrónico:") is no identifier
+    # the next line's label, which a span ran into across the line break ("Calle Cuba, 1, 3 B.\n[Localidad]" of
+    # "Localidad/ Provincia: Málaga"): a line that starts with words and a colon is a form's label, whatever its words
+    brk = text.rfind("\n", a, b)
+    if brk > a and (m := _LINE_LABEL.match(text, brk + 1)) is not None and m.end() >= b:
+        b = brk
     while (m := _LEADING_LABEL.match(text, a, min(len(text), b + 24))) and _is_label(m.group("w")):
         if m.start("w") >= b:
             break

@@ -531,6 +531,18 @@ def test_when_span_repeats_the_message_name_then_its_edges_are_cut_but_never_a_m
         ("Dra. Natalia del Valle González Correo electrónico: nd@x.es", "Natalia del Valle González Correo", "NAME",
          ["Natalia del Valle González"], ["Correo"]),
         ("Seen by Juan Pérez E. Smith today", "Juan Pérez E", "NAME", ["Juan Pérez E"], []),  # an initial
+        # a span that ran across a line break into the next line's label, whatever its words: cut at the break
+        ("Domicilio: Calle Cuba, 1, 3 B.\nLocalidad/ Provincia: Málaga.", "Calle Cuba, 1, 3 B.\nLocalidad",
+         "LOCATION", ["Calle Cuba, 1, 3 B."], ["Localidad"]),
+        ("Domicilio: Av. Nicaragua, 45.\nLocalidad/ Provincia: Valencia.", "Av. Nicaragua, 45.\nLocalidad/ Provincia",
+         "LOCATION", ["Av. Nicaragua, 45."], ["Localidad/ Provincia"]),
+        ("Seen at 12 Elm Street\nAdmission date: 3/14", "12 Elm Street\nAdmission", "LOCATION", ["12 Elm Street"],
+         ["Admission"]),
+        # the next line is no label (no colon, or a number before it): the address keeps its lines
+        ("Lives at 12 Elm Street\nSpringfield, MA 01103", "12 Elm Street\nSpringfield, MA", "LOCATION",
+         ["12 Elm Street\nSpringfield, MA"], []),
+        ("Calle Cuba 1\nMadrid 28001: piso 3", "Calle Cuba 1\nMadrid 28001", "LOCATION", ["Calle Cuba 1\nMadrid 28001"],
+         []),
         # a sex field's value names a sex, no one
         ("Edad: 53 años Sexo: H.\nFecha de Ingreso: 13/06/2016.", "H.", "NAME", [], ["H."]),
         ("Age: 61 Sex: F Admitted: 3/14", "F", "NAME", [], ["F"]),
