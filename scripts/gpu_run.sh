@@ -9,27 +9,35 @@
 # of time slices of the GPU; gpu_ner_mps_*.json): the daemon is started and stopped here, in user space, and the
 # GPU's own settings are left as they are. Not yet run on a GPU (no device in the session that wrote it).
 # The result JSON, the spans file and the logs go to $OUT (the device call brings them back).
-#   run tool: command "bash scripts/gpu_run.sh", carry [".gpu/pack"], timeout_s 420
-# When the tracked files and the pack together pass the 64 MiB a call carries (`python scripts/gpu_pack.py` prints
-# both), the packages travel in a call of their own and the run follows at once, while the machine is warm (its idle
-# window: 30 s on an H200), which keeps /tmp:
-#   1. command "STAGE=site bash scripts/gpu_run.sh", carry [".gpu/pack/site.tar.xz"], timeout_s 60
+#   run tool: command "bash scripts/gpu_run.sh", carry [".gpu/pack"], timeout_s 420 (everything in one call)
+# When the tracked files and the pack together pass the 64 MiB a call carries, the packages travel in calls of their
+# own (`python scripts/gpu_pack.py` cuts them into parts site-K-of-N.tar.xz that each fit beside the tracked files,
+# and prints the calls) and the run follows at once, while the machine is warm (its idle window: 30 s on an H200),
+# which keeps /tmp:
+#   1. command "STAGE=site bash scripts/gpu_run.sh", carry [".gpu/pack/site-1-of-N.tar.xz"], timeout_s 60; the same
+#      for each further part
 #   2. command "bash scripts/gpu_run.sh", carry [".gpu/pack/cache.tar.xz", ".gpu/pack/notes.jsonl.xz",
 #      ".gpu/pack/eval_notes.jsonl.xz"], timeout_s 420
 set -euo pipefail
 OUT="${OUT:-$(pwd)/out}"
 PACK=.gpu/pack
 SITE="${DEID_SITE:-/tmp/deid/site}"  # kept by a warm machine between calls
-mkdir -p "$OUT" "$SITE" /tmp/deid/cache
-if [ -f "$PACK/site.tar.xz" ]; then
-  tar -xJf "$PACK/site.tar.xz" -C "$SITE"
-fi
+mkdir -p "$OUT" "$SITE/.deidstream-site" /tmp/deid/cache
+for part in "$PACK"/site-*-of-*.tar.xz; do
+  [ -f "$part" ] || continue
+  tar -xJf "$part" -C "$SITE"
+  name="$(basename "$part" .tar.xz)"
+  touch "$SITE/.deidstream-site/$name"  # which parts are in: the run checks that all N are
+done
+parts_in() { find "$SITE/.deidstream-site" -name 'site-*-of-*' | wc -l; }
+parts_of() { find "$SITE/.deidstream-site" -name 'site-*-of-*' | head -1 | sed 's/.*-of-//'; }
 if [ "${STAGE:-}" = site ]; then
-  echo "packages unpacked into $SITE; now the run, at once"
+  echo "packages unpacked into $SITE: $(parts_in) of $(parts_of) part(s); the next call at once"
   exit 0
 fi
-if [ ! -d "$SITE/pydantic" ]; then
-  echo "no packages in $SITE: carry .gpu/pack/site.tar.xz, or stage it first (STAGE=site)" >&2
+if [ "$(parts_in)" -eq 0 ] || [ "$(parts_in)" -ne "$(parts_of)" ]; then
+  echo "no packages in $SITE ($(parts_in) of $(parts_of) part(s)): carry .gpu/pack/site-K-of-N.tar.xz, or stage each" \
+    "first (STAGE=site)" >&2
   exit 2
 fi
 tar -xJf "$PACK/cache.tar.xz" -C /tmp/deid/cache

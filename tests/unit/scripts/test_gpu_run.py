@@ -63,16 +63,18 @@ def test_when_the_ner_phase_cycles_then_it_runs_the_batches_again_until_its_seco
     assert cycled["busy_s"] >= 0.2
 
 
-def test_when_the_packages_travel_in_a_call_of_their_own_then_the_next_call_finds_them(tmp_path: Path) -> None:
+def test_when_the_packages_travel_in_calls_of_their_own_then_the_run_starts_only_once_all_parts_are_in(
+        tmp_path: Path) -> None:
     import tarfile
 
     site = tmp_path / "site"
-    (tmp_path / "stage" / ".gpu" / "pack").mkdir(parents=True)
     (tmp_path / "run").mkdir()
-    (tmp_path / "pydantic").mkdir()
-    (tmp_path / "pydantic" / "__init__.py").write_text("")
-    with tarfile.open(tmp_path / "stage" / ".gpu" / "pack" / "site.tar.xz", "w:xz") as tar:
-        tar.add(tmp_path / "pydantic", arcname="pydantic")
+    for k, package in enumerate(("pydantic", "spacy"), 1):  # two parts, each a call of its own
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / f"stage{k}" / ".gpu" / "pack").mkdir(parents=True)
+        with tarfile.open(tmp_path / f"stage{k}" / ".gpu" / "pack" / f"site-{k}-of-2.tar.xz", "w:xz") as tar:
+            tar.add(tmp_path / package, arcname=package)
     script = str(REPO / "scripts" / "gpu_run.sh")
 
     def call(cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -82,10 +84,38 @@ def test_when_the_packages_travel_in_a_call_of_their_own_then_the_next_call_find
     # a run with no packages carried and none staged stops at once, saying how
     missing = call(tmp_path / "run")
     assert missing.returncode == 2 and "STAGE=site" in missing.stderr
-    # the first call carries the packages alone and stops after unpacking them
-    staged = call(tmp_path / "stage", STAGE="site")
-    assert staged.returncode == 0 and (site / "pydantic" / "__init__.py").is_file()
-    assert not (tmp_path / "stage" / "out" / "gpu_run.log").exists()
-    # the run that follows carries no packages: it gets past the check (and stops at the cache this test lacks)
+    # the first call carries the first part alone and stops after unpacking it; a run now still stops: one part is in
+    staged = call(tmp_path / "stage1", STAGE="site")
+    assert staged.returncode == 0 and (site / "pydantic" / "__init__.py").is_file() and "1 of 2" in staged.stdout
+    assert not (tmp_path / "stage1" / "out" / "gpu_run.log").exists()
+    partial = call(tmp_path / "run")
+    assert partial.returncode == 2 and "1 of 2" in partial.stderr
+    # the second part, then the run that follows carries no packages: it gets past the check (and stops at the cache
+    # this test lacks)
+    assert call(tmp_path / "stage2", STAGE="site").returncode == 0 and (site / "spacy" / "__init__.py").is_file()
     after = call(tmp_path / "run")
     assert after.returncode != 0 and "no packages" not in after.stderr and "cache.tar.xz" in after.stderr
+
+
+def test_when_the_packages_do_not_fit_one_call_then_the_pack_cuts_them_into_parts_that_do(tmp_path: Path) -> None:
+    import os
+    import tarfile
+
+    from paths import load_script
+
+    gpu_pack = load_script("gpu_pack")
+    site = tmp_path / "site"
+    for name in ("a_pkg", "b_pkg", "c_pkg", "d_pkg"):  # incompressible bytes: a part's size is its contents'
+        (site / name).mkdir(parents=True)
+        (site / name / "data.bin").write_bytes(os.urandom(40_000))
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "site.tar.xz").write_text("stale")
+    parts = gpu_pack.site_parts(site, 100_000, tmp_path / "pack")
+    assert [p.name for p in parts] == ["site-1-of-2.tar.xz", "site-2-of-2.tar.xz"]
+    assert sorted(p.name for p in (tmp_path / "pack").iterdir()) == [p.name for p in parts]  # the stale one gone
+    assert all(p.stat().st_size <= 100_000 for p in parts)
+    names = [sorted(tarfile.open(p).getnames()) for p in parts]
+    assert names == [["a_pkg", "a_pkg/data.bin", "b_pkg", "b_pkg/data.bin"],
+                     ["c_pkg", "c_pkg/data.bin", "d_pkg", "d_pkg/data.bin"]]
+    # what fits goes in one part
+    assert [p.name for p in gpu_pack.site_parts(site, 1_000_000, tmp_path / "pack")] == ["site-1-of-1.tar.xz"]
