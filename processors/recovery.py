@@ -169,7 +169,6 @@ _LABEL_END = re.compile(r"[ \t]*:")
 #: a line that starts with a form's label: words only (no digit), blanks, "/" or "-" between them, then a colon
 #: ("Localidad/ Provincia:", "Fecha de ingreso:", "Phone:"); the label's end is the colon's start
 _LINE_LABEL = re.compile(r"[ \t]*[^\W\d_]+(?:(?:[ \t]*[/-][ \t]*|[ \t]+)[^\W\d_]+){0,4}(?=[ \t]*:)")
-#: "Sexo:", "Sex -" right before a value
 #: the type words of an institution's name (``institution_type_words``)
 _TYPE_WORDS = frozenset("hospital hospitals hosp medical center centre ctr clinic clinics health healthcare system "
                         "institute rehab rehabilitation nursing home hospice infirmary facility care".split())

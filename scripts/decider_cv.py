@@ -269,8 +269,11 @@ def oof_mean(args: argparse.Namespace) -> int:
     return 0
 
 
-def stored_at(threshold: float) -> dict[str, list[dict[str, Any]]]:
-    header, rows = read_oof()
+def stored_at(threshold: float, oof: tuple[dict[str, Any], dict[str, dict[str, list[dict[str, Any]]]]] | None = None
+              ) -> dict[str, list[dict[str, Any]]]:
+    """The design notes' out-of-fold spans at ``threshold`` (``oof``: the file as :func:`read_oof` read it, if the
+    caller has it)."""
+    header, rows = oof or read_oof()
     key = str(threshold)
     if key not in {str(t) for t in header["thresholds"]}:
         raise SystemExit(f"{OOF.name} has no spans at NER threshold {threshold} (has {header['thresholds']})")
@@ -437,9 +440,11 @@ def stored_for(corpora: Sequence[Any], threshold: float) -> dict[str, list[dict[
     own training notes would teach the decision model an overconfident NER). Out-of-fold spans are split at the NER
     model's edge threshold where it names one (``edge_split``), as the NER step splits its own."""
     edge = ner_edge()
-    stored = stored_at(threshold)
-    if edge is not None:
-        header, rows = read_oof()
+    if edge is None:
+        stored = stored_at(threshold)
+    else:  # the file read once: the spans at the candidate threshold, then split at the edge threshold
+        header, rows = oof = read_oof()
+        stored = stored_at(threshold, oof)
         design = {g.id: g.text for c in corpora if c.name.startswith("physionet") for g in c.gold if g.id in rows}
         stored.update(edge_split(rows, threshold, edge, design, header, "the design notes' out-of-fold file"))
     others = [read_oof(Path(f)) for f in OVERRIDE["other_oof"]]
