@@ -9,6 +9,7 @@ own count when torch is already loaded).
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import os
@@ -73,3 +74,26 @@ def pin_threads(threads: int) -> None:
         except RuntimeError:  # only settable before any inter-op work ran in this process
             pass
     logger.debug("numeric libraries pinned to %d thread(s)", threads)
+
+
+def numeric_threads() -> int:
+    """The thread count this process's numeric libraries run on: the pinned count (:func:`pin_threads`, or
+    ``OMP_NUM_THREADS`` set by the deployment), else torch's when torch is loaded, else the usable cores. For a
+    library called with an explicit count (LightGBM's ``predict``), so that it follows the same pinning as torch."""
+    pinned = os.environ.get("OMP_NUM_THREADS", "")
+    if pinned.strip().isdigit() and int(pinned) > 0:
+        return int(pinned)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return max(1, int(torch.get_num_threads()))
+    return usable_cpus()
+
+
+def freeze_loaded() -> None:
+    """Move every object alive now (the loaded models, vocabularies and caches: ~600,000 objects with the default
+    pipeline) out of the garbage collector's reach, after one collection of what loading left behind. Python's full
+    collections otherwise walk them all again and again while notes flow (0.3 s each, ~0.4 ms a note on average
+    on 1,600 bench notes). Call it once a long-lived pipeline is built; what it froze is still freed by reference
+    counting, only cycles among it are not."""
+    gc.collect()
+    gc.freeze()

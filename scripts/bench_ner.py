@@ -132,12 +132,14 @@ def interleaved(settings: Settings, steps: tuple[str, ...], n: int, chars: int, 
     """Our pipeline and Presidio in alternating rounds over the same notes (Presidio in ``pool``'s process;
     each side idles while the other runs), so both see the same machine: drift in the machine's speed
     during a run moves both rates, not their ratio."""
+    from processors.runtime import freeze_loaded
     from streams.cli._util import batched, build_pipeline
 
     notes = fixed_length_notes(n, chars)
     cfg = settings.pipeline_config().model_copy(update={"steps": steps})
     pipeline = build_pipeline(settings, cfg)
     pipeline.run(notes[:64])  # warm-up: vocabularies, model
+    freeze_loaded()  # as the CLI and the worker do once their first batch has loaded what loads at first use
     pool.apply(presidio_seconds, ([x.text for x in notes[:5]],))
     ours = theirs = 0.0
     per_round = []

@@ -30,7 +30,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from processors.pipeline import Pipeline
-from processors.runtime import pin_threads, threads_per_process
+from processors.runtime import freeze_loaded, pin_threads, threads_per_process
 from schemas.models import NoteIn
 from streams import telemetry
 from streams.broker import ssl_context
@@ -348,6 +348,7 @@ def build_processor(settings: Settings, *, warm_up: bool = True) -> BatchProcess
                                note_timeout_s=settings.worker.note_timeout_s or None)
     if warm_up:  # vocabularies built at first use load now, before the group join
         pipeline.run([NoteIn(note_id="warm-up", text="Seen on 01/02/2020 by Dr. Example at 555-0100.")])
+        freeze_loaded()  # the loaded models and vocabularies: out of the garbage collector's full walks
     return processor
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from processors.decide.features import FEATURES
+from processors.runtime import numeric_threads
 from schemas.errors import ConfigError
 
 META_FILE = "decider.json"
@@ -59,7 +60,7 @@ class Decider:
         if not rows:
             return np.zeros(0)
         out: npt.NDArray[np.float64] = np.asarray(
-            self.booster.predict(np.asarray(rows, dtype=np.float64), num_threads=1), dtype=np.float64)
+            self.booster.predict(np.asarray(rows, dtype=np.float64), num_threads=numeric_threads()), dtype=np.float64)
         return out
 
     def calibrate(self, raw: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

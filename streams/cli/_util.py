@@ -195,7 +195,12 @@ def _run_in_worker(batch: list[NoteIn]) -> tuple[list[Note], dict[str, Any] | No
         raise _WORKER_ERROR
     assert _WORKER_PIPELINE is not None
     stats, _WORKER_STATS = _WORKER_STATS, None
-    return _WORKER_PIPELINE.run(batch), stats
+    done = _WORKER_PIPELINE.run(batch)
+    if stats is not None:  # the first batch loaded what loads at first use: out of the collector's walks from now on
+        from processors.runtime import freeze_loaded
+
+        freeze_loaded()
+    return done, stats
 
 
 def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -239,7 +244,7 @@ def run_notes(
     worker, each batch is a span ``deidstream <command>`` with the step spans under it, and the step metrics and
     ``deid.notes`` (outcome ``<command>`` or ``failed``) are exported; with ``workers`` > 1 nothing is (the worker
     processes run no exporter)."""
-    from processors.runtime import pin_threads, threads_per_process
+    from processors.runtime import freeze_loaded, pin_threads, threads_per_process
 
     configured = settings.worker.threads or None
     if workers <= 1:
@@ -253,8 +258,11 @@ def run_notes(
         if versions is not None:
             versions.append(pipeline.versions().model_dump(mode="json"))
         if settings.telemetry.exporter == "none":
-            for batch in batched(notes, batch_size):
-                yield pipeline.run(batch)
+            for k, batch in enumerate(batched(notes, batch_size)):
+                done = pipeline.run(batch)
+                if k == 0:  # what loads at first use is loaded now: out of the collector's walks from now on
+                    freeze_loaded()
+                yield done
             return
         # telemetry configured: a span per batch named after the command, the step spans and metrics under it
         from streams import telemetry
@@ -262,12 +270,14 @@ def run_notes(
         telemetry.setup(settings.telemetry, resource=telemetry.resource_attributes(pipeline.versions()))
         traced = telemetry.traced(pipeline)
         try:
-            for batch in batched(notes, batch_size):
+            for k, batch in enumerate(batched(notes, batch_size)):
                 with telemetry.command_span(command, {"deid.notes": len(batch)}) as span:
                     out = traced.run(batch)
                     failed = sum(1 for n in out if n.error is not None)
                     if span is not None and failed:
                         telemetry.mark_error(span, "E_NOTES_FAILED")
+                if k == 0:
+                    freeze_loaded()
                 for n in out:
                     telemetry.count_outcome("failed" if n.error is not None else command)
                 yield out

@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from processors.runtime import THREAD_ENV, _cgroup_cpus, pin_threads, threads_per_process, usable_cpus
+from processors.runtime import (
+    THREAD_ENV,
+    _cgroup_cpus,
+    numeric_threads,
+    pin_threads,
+    threads_per_process,
+    usable_cpus,
+)
 from processors.synthetic.generator import generate
 from schemas.models import NoteIn
 from streams.cli._util import load_settings, note_record, pipeline_config_for, run_notes, steady_rate
@@ -111,3 +118,32 @@ def test_when_the_parent_has_stopped_then_a_worker_skips_the_batches_left(monkey
     monkeypatch.setattr(_util, "_WORKER_ABORT", abort)
     monkeypatch.setattr(_util, "_WORKER_PIPELINE", None)
     assert _util._run_in_worker(_notes(2)) == ([], None)
+
+
+def test_when_threads_are_pinned_then_lightgbm_is_called_with_the_same_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert numeric_threads() == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "not a number")  # a deployment's typo: the next source decides
+    torch = pytest.importorskip("torch")
+    assert numeric_threads() == torch.get_num_threads()
+
+
+def test_when_the_first_batch_has_run_then_what_was_loaded_is_frozen_and_the_rest_still_collected() -> None:
+    import gc
+
+    gc.unfreeze()
+    try:
+        assert gc.get_freeze_count() == 0
+        settings = load_settings(None)
+        cfg = pipeline_config_for(settings, detect_only=True)
+        batches = run_notes(settings, cfg, _notes(6), batch_size=3, workers=1)
+        next(batches)
+        frozen = gc.get_freeze_count()
+        assert frozen > 10_000  # the models and vocabularies the first batch loaded
+        list(batches)
+        cycle: list[Any] = []
+        cycle.append(cycle)  # garbage made after the freeze is still collected
+        del cycle
+        assert gc.collect() >= 1
+    finally:
+        gc.unfreeze()

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 from dictionaries import vocab
 from processors.decide.model import DEFAULT_MODEL, NO_NER_MODEL, ROUTE_MODELS, features_digest, load
-from processors.pipeline import Pipeline, PipelineConfig
+from processors.pipeline import Note, Pipeline, PipelineConfig
 from schemas.models import NoteIn
 
 DETECT = ("regex", "ner", "dictionary", "recovery", "decide", "ensemble")
@@ -45,6 +46,26 @@ def _found(pipeline: Pipeline, text: str) -> list[tuple[str, str]]:
 def test_when_the_default_pipeline_reads_a_note_then_it_keeps_exactly_the_identifiers(
         default: Pipeline, text: str, expected: list[tuple[str, str]]) -> None:
     assert _found(default, text) == expected
+
+
+def test_when_lightgbm_predicts_on_several_threads_then_the_probabilities_are_those_of_one(default: Pipeline) -> None:
+    """The step calls LightGBM on the process's pinned thread count (``runtime.numeric_threads``): rows are scored
+    independently, so the numbers must be those of one thread, to the bit, on real candidates' rows."""
+    from processors.synthetic.generator import generate
+
+    steps = {p.name: p for p in default.processors}
+    notes = [Note(input=NoteIn(note_id=f"s{i}", text=r["text"]))
+              for i, r in enumerate(generate(12, 5))]
+    for name in ("regex", "ner", "dictionary", "recovery"):
+        notes = steps[name].process_batch(notes)
+    decide = steps["decide"]
+    rows = [row for n in notes for row in decide.extractor.split(n)[2]]
+    assert len(rows) > 100
+    x = np.asarray(rows, dtype=np.float64)
+    one = decide.model.booster.predict(x, num_threads=1)
+    many = decide.model.booster.predict(x, num_threads=2)
+    assert one.tobytes() == many.tobytes()
+    assert decide.model.raw(rows).tobytes() == one.tobytes()
 
 
 @pytest.mark.parametrize(("text", "expected"), [
