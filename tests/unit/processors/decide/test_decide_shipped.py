@@ -54,8 +54,7 @@ def test_when_lightgbm_predicts_on_several_threads_then_the_probabilities_are_th
     from processors.synthetic.generator import generate
 
     steps = {p.name: p for p in default.processors}
-    notes = [Note(input=NoteIn(note_id=f"s{i}", text=r["text"]))
-              for i, r in enumerate(generate(12, 5))]
+    notes = [Note(input=NoteIn(note_id=f"s{i}", text=r["text"])) for i, r in enumerate(generate(12, 5))]
     for name in ("regex", "ner", "dictionary", "recovery"):
         notes = steps[name].process_batch(notes)
     decide = steps["decide"]
