@@ -387,6 +387,23 @@ def monotone() -> Iterator[None]:
         T.PARAMS.update(old)
 
 
+@contextlib.contextmanager
+def learner(rounds: int | None = None, **params: Any) -> Iterator[None]:
+    """A learner-settings trial: LightGBM's ``params`` over the shipped ones and ``rounds`` boosting rounds (None: the
+    shipped count), patched in for the duration; rows, columns and policies unchanged."""
+    from processors.training import decider as T
+
+    old, old_rounds = dict(T.PARAMS), T.ROUNDS
+    T.PARAMS.update(params)
+    T.ROUNDS = rounds if rounds is not None else old_rounds
+    try:
+        yield
+    finally:
+        T.PARAMS.clear()
+        T.PARAMS.update(old)
+        T.ROUNDS = old_rounds
+
+
 OTHER_ZIPF_NAMES = ("other_zipf_max", "other_zipf_min", "other_minus_english")
 _OTHER_LANGS = ("es", "de", "fr", "it", "pt", "nl")
 
@@ -524,6 +541,9 @@ TRIALS: dict[str, Trial] = {
     "other_zipf": Trial(extra=other_language_zipf, extra_names=OTHER_ZIPF_NAMES),
     "monotone": Trial(patch=monotone),
     "corpus_convention": Trial(patch=corpus_convention),
+    "small_trees": Trial(patch=functools.partial(learner, num_leaves=15, min_data_in_leaf=40)),
+    "tiny_trees": Trial(patch=functools.partial(learner, num_leaves=7, min_data_in_leaf=40)),
+    "fewer_rounds": Trial(patch=functools.partial(learner, rounds=250)),
 }
 
 

@@ -300,3 +300,22 @@ def test_when_the_corpus_convention_trial_is_patched_in_then_weekdays_and_states
         recovery = build_processor("recovery", trials.POLICIES["recovery"], BuildContext(cache_dir=vocab.cache_dir()))
         assert recovery.config.institution_type_words is False
     assert trials.POLICIES == {"decide": {}, "recovery": {}}
+
+
+def test_when_a_learner_trial_is_patched_in_then_its_trees_are_smaller_and_the_settings_are_restored() -> None:
+    import numpy as np
+
+    from processors.training import decider as T
+
+    before, rounds = dict(T.PARAMS), T.ROUNDS
+    rng = np.random.default_rng(1)
+    x = rng.random((400, len(T.FEATURES)))
+    y = (x[:, 0] + 0.3 * rng.random(400) > 0.6).astype(np.int64)
+    with trials.TRIALS["tiny_trees"].patch():
+        assert T.PARAMS["num_leaves"] == 7 and T.PARAMS["min_data_in_leaf"] == 40 and T.ROUNDS == rounds
+        model = T.fit(x, y, 20, T.PARAMS)
+        leaves = [t["num_leaves"] for t in model.dump_model()["tree_info"]]
+        assert leaves and max(leaves) <= 7
+    with trials.TRIALS["fewer_rounds"].patch():
+        assert T.ROUNDS == 250 and T.PARAMS == before
+    assert T.PARAMS == before and T.ROUNDS == rounds
