@@ -93,7 +93,7 @@ def freeze_loaded() -> None:
     """Move every object alive now (the loaded models, vocabularies and caches: ~600,000 objects with the default
     pipeline) out of the garbage collector's reach, after one collection of what loading left behind. Python's full
     collections otherwise walk them all again and again while notes flow (0.27 s each: 0.46 ms a note on average
-    over 1,600 bench notes, 0.13 ms after the freeze; ``scripts/bench_gc.py``). Call it once a long-lived pipeline is built; what it froze is still freed by reference
-    counting, only cycles among it are not."""
+    over 1,600 bench notes, 0.13 ms after the freeze; ``scripts/bench_gc.py``). Call it once a long-lived pipeline
+    is built; what it froze is still freed by reference counting, only cycles among it are not."""
     gc.collect()
     gc.freeze()

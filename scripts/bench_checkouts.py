@@ -16,9 +16,7 @@ is there, the first notes of presidio_synth_v2 and MEDDOCAN dev (public syntheti
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -28,7 +26,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench_io import emit  # noqa: E402
+from bench_io import child_json, emit  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" / "eval"
 
@@ -70,12 +68,8 @@ print(json.dumps({"notes": len(notes), "ms_per_note": {k: v / len(notes) for k, 
 
 
 def one(checkout: Path, args: argparse.Namespace) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(checkout.resolve()), str(args.synthetic), str(args.shared),
-                           str(args.batch_size), str(SHARED)], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"{checkout}: the pipeline failed:\n{proc.stderr[-2000:]}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
+    return child_json(CHILD, str(checkout.resolve()), str(args.synthetic), str(args.shared), str(args.batch_size),
+                      str(SHARED), what=f"{checkout}: the pipeline")
 
 
 def main() -> None:

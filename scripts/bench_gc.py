@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench_io import emit  # noqa: E402
+from bench_io import child_json, emit  # noqa: E402
 
 CHILD = r'''
 import gc, hashlib, json, sys, time
@@ -66,12 +65,7 @@ print(json.dumps({"frozen": freeze, "notes": n, "ms_per_note": round(1000 * seco
 
 
 def one(freeze: bool, n: int) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(REPO), "1" if freeze else "0", str(n)],
-                          capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"the pipeline failed:\n{proc.stderr[-2000:]}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
+    return child_json(CHILD, str(REPO), "1" if freeze else "0", str(n))
 
 
 def main() -> int:

@@ -9,7 +9,7 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
     # seed_ensemble, ner_noise, token_weights, spelling, section, relative_scores, design_weight_40, other_zipf,
-    # monotone, corpus_convention
+    # monotone, corpus_convention, small_trees, tiny_trees, fewer_rounds
     # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
     # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
     .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
@@ -57,6 +57,8 @@ Trials:
   to the best of its label, the note's median, how many score 0.5 or more); run behind three NER draws.
 - ``corpus_convention``: not a change to ship but a figure: the weekday, state and institution-type-word
   conventions the PhysioNet annotators' way (README, "Policies, not fitting"), retrained and scored in design CV.
+- ``small_trees``, ``tiny_trees``, ``fewer_rounds``: the learner's settings only (15 or 7 leaves with at least 40
+  rows a leaf; 250 rounds instead of 500), through ``learner``, which ``monotone`` uses too.
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
   seed + 0, 1000, 2000, 3000): less of the seed's noise in the scores and, perhaps, steadier fold thresholds.
 """
@@ -378,13 +380,8 @@ def monotone() -> Iterator[None]:
     unknown = set(MONOTONE_UP + MONOTONE_DOWN) - set(names)
     if unknown:
         raise SystemExit(f"monotone: no such columns {sorted(unknown)}")
-    old = dict(T.PARAMS)
-    T.PARAMS["monotone_constraints"] = [1 if n in MONOTONE_UP else -1 if n in MONOTONE_DOWN else 0 for n in names]
-    try:
+    with learner(monotone_constraints=[1 if n in MONOTONE_UP else -1 if n in MONOTONE_DOWN else 0 for n in names]):
         yield
-    finally:
-        T.PARAMS.clear()
-        T.PARAMS.update(old)
 
 
 @contextlib.contextmanager
