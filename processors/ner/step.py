@@ -639,70 +639,132 @@ class PieceProbs:
     probs: FloatArray
 
 
-def side_by_side(chunks: Sequence[Any], run: Callable[[Any], None], threads: int) -> None:
-    """``run(chunk)`` for every chunk, in ``threads`` Python threads that each take the next chunk when done and run
-    torch on one intra-op thread; the caller's torch thread setting is restored afterwards. The time budget in force
-    (:mod:`processors.budget`, the caller's context) is checked before every chunk, as the sequential loop checks it;
-    the first error stops every thread before its next chunk and is raised here.
+class WindowWork:
+    """Model calls that any thread may take a part in: each thread that calls :meth:`take_part` runs the next chunk
+    when it is done with one, on one intra-op thread, until none is left; :meth:`finish` waits for the chunks in
+    hand and raises the first error. The time budget in force (:mod:`processors.budget`, the taking thread's
+    context) is checked before every chunk, as the sequential loop checks it; after an error no thread takes
+    another chunk.
 
     For the CPU's int8 path, one window a call: a window's forward uses two intra-op threads less well than two
     windows use one each (on two cores, 7.1 against 6.0 ms a 1,000-character note), and the traced forward runs
     without the interpreter lock, so the threads do not wait for each other. Each window's numbers are the same on
     one intra-op thread as on several (its int8 products are exact sums; its float work is split by rows), so the
     probabilities are the same to the bit (``tests/unit/processors/ner/test_window_threads.py``)."""
+
+    def __init__(self, chunks: Sequence[Any], run: Callable[[Any], None]) -> None:
+        import threading
+
+        self._todo = iter(chunks)
+        self._run = run
+        self._cv = threading.Condition()
+        self._busy = 0
+        self._errors: list[BaseException] = []
+
+    def take_part(self) -> None:
+        """Run chunks in this thread until none is left or one failed; this thread's torch setting is restored."""
+        import torch
+
+        from processors import budget
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)  # this thread's intra-op threads (and torch's default for threads started later)
+        try:
+            with torch.inference_mode():
+                while True:
+                    with self._cv:
+                        if self._errors:
+                            return
+                        try:
+                            budget.check("ner")
+                        except BaseException as exc:  # the budget's NoteTimeout: no thread takes another chunk
+                            self._errors.append(exc)
+                            return
+                        chunk = next(self._todo, None)
+                        if chunk is None:
+                            return
+                        self._busy += 1
+                    try:
+                        self._run(chunk)
+                    except BaseException as exc:
+                        with self._cv:
+                            self._errors.append(exc)
+                    finally:
+                        with self._cv:
+                            self._busy -= 1
+                            self._cv.notify_all()
+        finally:
+            torch.set_num_threads(before)  # this thread's setting, and torch's default for threads started later
+
+    def finish(self) -> None:
+        """Wait until no chunk is running; raise the first error."""
+        with self._cv:
+            while self._busy:
+                self._cv.wait()
+        if self._errors:
+            raise self._errors[0]
+
+
+def side_by_side(chunks: Sequence[Any], run: Callable[[Any], None], threads: int) -> None:
+    """``run(chunk)`` for every chunk in ``threads`` threads (this one and ``threads - 1`` started here, each in its
+    own copy of this thread's context: the budget's deadline is a context variable), one intra-op thread each
+    (:class:`WindowWork`); the first error is raised here."""
     import contextvars
     import threading
 
-    import torch
-
-    from processors import budget
-
-    caller = torch.get_num_threads()
-    lock = threading.Lock()
-    todo = iter(chunks)
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        torch.set_num_threads(1)  # this thread's intra-op threads (and torch's default for threads started later)
-        with torch.inference_mode():
-            while True:
-                with lock:
-                    if errors:
-                        return
-                    try:
-                        budget.check("ner")
-                    except BaseException as exc:  # the budget's NoteTimeout: stop every thread, raise in the caller
-                        errors.append(exc)
-                        return
-                    chunk = next(todo, None)
-                if chunk is None:
-                    return
-                try:
-                    run(chunk)
-                except BaseException as exc:
-                    with lock:
-                        errors.append(exc)
-                    return
-
-    # each thread in its own copy of the caller's context: the budget's deadline is a context variable
-    workers = [threading.Thread(target=contextvars.copy_context().run, args=(work,), name=f"ner-window-{i}",
-                                daemon=True) for i in range(threads)]
+    work = WindowWork(chunks, run)
+    helpers = [threading.Thread(target=contextvars.copy_context().run, args=(work.take_part,), name=f"ner-window-{i}",
+                                daemon=True) for i in range(threads - 1)]
+    for h in helpers:
+        h.start()
     try:
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
+        work.take_part()
     finally:
-        torch.set_num_threads(caller)  # the caller's setting, and torch's default for threads started later
-    if errors:
-        raise errors[0]
+        for h in helpers:
+            h.join()
+    work.finish()
+
+
+class Board:
+    """Where a NER started ahead (:meth:`NER.prefetch`) posts its model calls, so that another thread can take a
+    part in them once it is free (:meth:`help_until_closed`)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._cv = threading.Condition()
+        self._posted: list[WindowWork] = []
+        self._closed = False
+
+    def post(self, work: WindowWork) -> None:
+        with self._cv:
+            self._posted.append(work)
+            self._cv.notify_all()
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+
+    def help_until_closed(self) -> None:
+        """Take a part in every call posted, until the board is closed (the NER started ahead is done)."""
+        while True:
+            with self._cv:
+                while not self._posted and not self._closed:
+                    self._cv.wait()
+                if not self._posted:
+                    return
+                work = self._posted.pop(0)
+            work.take_part()
 
 
 def predict(
     loaded: LoadedModel, texts: Sequence[str], *, batch_size: int = 32, max_length: int = 512, overlap: int = 64,
+    board: Board | None = None,
 ) -> list[PieceProbs]:
     """Tag probabilities for every word piece of every text (windows across all texts batched together).
-    Checks the time budget in force (:mod:`processors.budget`) before every model call."""
+    Checks the time budget in force (:mod:`processors.budget`) before every model call. ``board``: the int8 path's
+    windows are posted there for another thread to help with (:meth:`NER.prefetch`; other paths ignore it)."""
     import torch
 
     from processors import budget
@@ -772,6 +834,14 @@ def predict(
         scatter(chunk, torch.softmax(logits.float(), dim=-1).cpu().numpy())
 
     threads = min(torch.get_num_threads(), len(jobs))
+    if not cuda and batch_size == 1 and board is not None:
+        # started ahead (NER.prefetch): this thread runs the windows on one intra-op thread, and the thread that
+        # started it helps through the board once it is free
+        work = WindowWork([[job] for job in jobs], on_cpu)
+        board.post(work)
+        work.take_part()
+        work.finish()
+        return results
     if not cuda and batch_size == 1 and threads > 1:
         # one window a call (int8): windows side by side on one intra-op thread each (same numbers, faster)
         side_by_side([[job] for job in jobs], on_cpu, threads)
@@ -904,12 +974,25 @@ class NER:
         return spans
 
     def process_batch(self, notes: Sequence[Note]) -> list[Note]:
+        return self._spans(notes, self._probabilities(notes))
+
+    def _probabilities(self, notes: Sequence[Note], board: Board | None = None,
+                       ) -> list[tuple[LoadedModel, list[int], list[PieceProbs]]]:
+        """Each route's model, its notes' indexes and their pieces' probabilities (the model calls)."""
         cfg = self.config
-        out: list[Note] = list(notes)
+        out = []
         for lang, idx in by_route([n.text for n in notes], self.routes).items():
             model = self.routes.get(lang, self.model)
-            pieces = predict(model, [notes[i].text for i in idx], batch_size=cfg.batch_size,
-                             max_length=cfg.max_length, overlap=cfg.overlap)
+            out.append((model, idx, predict(model, [notes[i].text for i in idx], batch_size=cfg.batch_size,
+                                            max_length=cfg.max_length, overlap=cfg.overlap, board=board)))
+        return out
+
+    def _spans(self, notes: Sequence[Note], probabilities: list[tuple[LoadedModel, list[int], list[PieceProbs]]],
+               ) -> list[Note]:
+        """The notes with the spans decoded from their probabilities."""
+        cfg = self.config
+        out: list[Note] = list(notes)
+        for model, idx, pieces in probabilities:
             edge = model.edge_threshold
             for i, p in zip(idx, pieces, strict=True):
                 note = notes[i]
@@ -919,3 +1002,43 @@ class NER:
                         note.text, p, model, edge, max(edge, cfg.min_score)), cfg.drop_function_words)
                 out[i] = note.add_spans(spans)
         return out
+
+    def prefetch(self, notes: Sequence[Note]) -> Callable[[], list[Note]] | None:
+        """Start this step on ``notes`` ahead, in a thread of its own, while the caller's thread does other work (the
+        later steps of the batch before: :meth:`processors.pipeline.Pipeline.run_stream`). The callable returned
+        finishes it in the caller's thread, which first takes a part in the model calls still left, and returns what
+        ``process_batch(notes)`` returns, or raises what it raises. Each thread runs one window at a time on one
+        intra-op thread (:class:`WindowWork`), so the numbers are ``process_batch``'s. None where this step does not
+        run its windows side by side: on a GPU, unquantized, or with one torch thread."""
+        import contextvars
+        import threading
+
+        import torch
+
+        models = [self.model, *self.routes.values()]
+        if not notes or torch.get_num_threads() < 2 or any(
+                not m.quantized or str(m.device).startswith("cuda") for m in models):
+            return None
+        board = Board()
+        got: list[Any] = []
+
+        def ahead() -> None:
+            try:
+                got.append(self._probabilities(notes, board))
+            except BaseException as exc:  # raised in the caller's thread by finish()
+                got.append(exc)
+            finally:
+                board.close()
+
+        # in a copy of the caller's context: the time budget's deadline is a context variable
+        thread = threading.Thread(target=contextvars.copy_context().run, args=(ahead,), name="ner-ahead", daemon=True)
+        thread.start()
+
+        def finish() -> list[Note]:
+            board.help_until_closed()
+            thread.join()
+            if isinstance(got[0], BaseException):
+                raise got[0]
+            return self._spans(notes, got[0])
+
+        return finish

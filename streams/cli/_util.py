@@ -240,7 +240,9 @@ def run_notes(
     work, handed out in order and returned in order, so the output equals one process's. ``stats``, when
     given, receives one dict per process: ``pid``, ``threads``, ``load_s`` (building the pipeline) and
     ``ready_at`` (``time.monotonic()`` when it was built). ``versions``: a list the pipeline's versions (model
-    id, dictionaries, config hash) are appended to once it is built. With a telemetry exporter set and one
+    id, dictionaries, config hash) are appended to once it is built. In one process without a telemetry exporter
+    the batches go through ``Pipeline.run_stream`` (the NER of the next batch started while this batch's later
+    steps run; the same output). With a telemetry exporter set and one
     worker, each batch is a span ``deidstream <command>`` with the step spans under it, and the step metrics and
     ``deid.notes`` (outcome ``<command>`` or ``failed``) are exported; with ``workers`` > 1 nothing is (the worker
     processes run no exporter)."""
@@ -258,8 +260,8 @@ def run_notes(
         if versions is not None:
             versions.append(pipeline.versions().model_dump(mode="json"))
         if settings.telemetry.exporter == "none":
-            for k, batch in enumerate(batched(notes, batch_size)):
-                done = pipeline.run(batch)
+            # the NER of the next batch starts while this batch's later steps run (Pipeline.run_stream)
+            for k, done in enumerate(pipeline.run_stream(batched(notes, batch_size))):
                 if k == 0:  # what loads at first use is loaded now: out of the collector's walks from now on
                     freeze_loaded()
                 yield done
