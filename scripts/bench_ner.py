@@ -9,7 +9,9 @@ Measures, in one run (so the machine load is shared):
    fresh process, single-threaded as Presidio runs;
 4. the headline ratio: the detection ensemble (and the full pipeline) against Presidio in alternating rounds
    over the same notes (``interleaved_vs_presidio``), so a change in the machine's speed during the run
-   moves both rates alike (on shared 2-core machines it drifts by 10-40% within minutes).
+   moves both rates alike (on shared 2-core machines it drifts by 10-40% within minutes); the batches run as
+   the CLI runs them (``Pipeline.run_stream``), and detection once more batch by batch as the Kafka worker
+   runs them (``detect_with_ner_batch_by_batch``).
 
 usage: python scripts/bench_ner.py [--n 200] [--chars 1000] [--model-dir DIR] [--skip-onnx] [-o FILE]
 """
@@ -128,10 +130,13 @@ def presidio_rate(texts: list[str]) -> dict[str, Any]:
             "spans": found}
 
 
-def interleaved(settings: Settings, steps: tuple[str, ...], n: int, chars: int, rounds: int, pool: Any) -> dict[str, Any]:
+def interleaved(settings: Settings, steps: tuple[str, ...], n: int, chars: int, rounds: int, pool: Any,
+                stream: bool = True) -> dict[str, Any]:
     """Our pipeline and Presidio in alternating rounds over the same notes (Presidio in ``pool``'s process;
     each side idles while the other runs), so both see the same machine: drift in the machine's speed
-    during a run moves both rates, not their ratio."""
+    during a run moves both rates, not their ratio. ``stream``: the batches of a round go through
+    ``Pipeline.run_stream`` as the CLI runs them (``detect`` / ``deid`` / ``eval`` in one process: the NER of the
+    next batch started ahead); else ``Pipeline.run`` batch by batch, as the Kafka worker runs them."""
     from processors.runtime import freeze_loaded
     from streams.cli._util import batched, build_pipeline
 
@@ -147,13 +152,17 @@ def interleaved(settings: Settings, steps: tuple[str, ...], n: int, chars: int, 
     for r in range(rounds):
         chunk = notes[r * size: (r + 1) * size]
         t0 = time.perf_counter()
-        for batch in batched(chunk, 64):
-            pipeline.run(batch)
+        if stream:
+            for _ in pipeline.run_stream(batched(chunk, 64)):
+                pass
+        else:
+            for batch in batched(chunk, 64):
+                pipeline.run(batch)
         mine = time.perf_counter() - t0
         other, _ = pool.apply(presidio_seconds, ([x.text for x in chunk],))
         ours, theirs = ours + mine, theirs + other
         per_round.append(round(other / mine, 2))
-    return {"steps": list(steps), "rounds": rounds, "notes": len(notes),
+    return {"steps": list(steps), "runner": "run_stream" if stream else "run", "rounds": rounds, "notes": len(notes),
             "ours_notes_per_s": round(len(notes) / ours, 1), "presidio_notes_per_s": round(len(notes) / theirs, 1),
             "speedup": round(theirs / ours, 2), "speedup_by_round": per_round}
 
@@ -215,9 +224,11 @@ def main() -> None:
     with mp.get_context("spawn").Pool(1) as pool:
         report["presidio_default"] = pool.apply(presidio_rate, (texts,))
         if not args.skip_pipeline:
+            # the CLI's runner (run_stream), and batch by batch as the Kafka worker runs (run)
             report["interleaved_vs_presidio"] = {
-                key: interleaved(Settings(), steps, args.n, args.chars, args.rounds, pool)
-                for key, steps in (("detect_with_ner", DETECT_STEPS), ("full_with_ner", FULL_STEPS))}
+                key: interleaved(Settings(), steps, args.n, args.chars, args.rounds, pool, stream)
+                for key, steps, stream in (("detect_with_ner", DETECT_STEPS, True), ("full_with_ner", FULL_STEPS, True),
+                                           ("detect_with_ner_batch_by_batch", DETECT_STEPS, False))}
             print("interleaved", json.dumps(report["interleaved_vs_presidio"]), file=sys.stderr)
     if "detect_with_ner" in report:
         report["speedup_vs_presidio"] = {
