@@ -439,7 +439,7 @@ class Pipeline:
             return notes
 
         switch = sys.getswitchinterval()
-        pending: tuple[list[int], Callable[[], list[Note]] | None] | None = None
+        pending: Callable[[], list[Note]] | None = None
         try:
             sys.setswitchinterval(AHEAD_SWITCH_INTERVAL_S)
             it = iter(batches)
@@ -453,7 +453,7 @@ class Pipeline:
                 for proc in later:
                     budget.check(proc.name)
                     current = self._run_step(proc, current)
-                done, current = current, self._run_step(step, upcoming, pending[1], pending[0])
+                done, current = current, self._run_step(step, upcoming, pending)
                 pending = None
                 yield done
             for proc in later:
@@ -461,29 +461,29 @@ class Pipeline:
                 current = self._run_step(proc, current)
             yield current
         finally:
-            if pending is not None and pending[1] is not None:  # stopped early: no thread left running
+            if pending is not None:  # stopped early: no thread left running
                 with contextlib.suppress(BaseException):
-                    pending[1]()
+                    pending()
             sys.setswitchinterval(switch)
 
     @staticmethod
-    def _start(step: Processor, notes: list[Note]) -> tuple[list[int], Callable[[], list[Note]] | None]:
-        """The live notes' indexes and ``step.prefetch`` of them (None: nothing started)."""
-        live_idx = [i for i, n in enumerate(notes) if n.error is None]
+    def _start(step: Processor, notes: list[Note]) -> Callable[[], list[Note]] | None:
+        """``step.prefetch`` of the notes without an error, the ones ``_run_step`` then runs (None: nothing started)."""
+        live = [n for n in notes if n.error is None]
         prefetch = getattr(step, "prefetch", None)
-        return live_idx, (prefetch([notes[i] for i in live_idx]) if live_idx and prefetch is not None else None)
+        return prefetch(live) if live and prefetch is not None else None
 
     def _run_step(self, proc: Processor, notes: list[Note], started: Callable[[], list[Note]] | None = None,
-                  started_idx: list[int] | None = None) -> list[Note]:
+                  ) -> list[Note]:
         """``proc`` over the notes without an error (a failing batch retried note by note); ``started``: the
-        callable that finishes ``proc.prefetch`` of the notes at ``started_idx``, used instead of ``process_batch``."""
+        callable that finishes ``proc.prefetch`` of those notes (``_start``), used instead of ``process_batch``."""
         live_idx = [i for i, n in enumerate(notes) if n.error is None]
         if not live_idx:
             return notes
         live = [notes[i] for i in live_idx]
         t0 = time.perf_counter()
         try:
-            if started is not None and started_idx == live_idx:
+            if started is not None:
                 done = started()
             else:
                 done = proc.process_batch(live)

@@ -712,6 +712,9 @@ def side_by_side(chunks: Sequence[Any], run: Callable[[Any], None], threads: int
     import contextvars
     import threading
 
+    import torch
+
+    caller = torch.get_num_threads()
     work = WindowWork(chunks, run)
     helpers = [threading.Thread(target=contextvars.copy_context().run, args=(work.take_part,), name=f"ner-window-{i}",
                                 daemon=True) for i in range(threads - 1)]
@@ -722,6 +725,8 @@ def side_by_side(chunks: Sequence[Any], run: Callable[[Any], None], threads: int
     finally:
         for h in helpers:
             h.join()
+        # torch's default for threads started later is the last setting made anywhere: the caller's again
+        torch.set_num_threads(caller)
     work.finish()
 
 
@@ -1019,6 +1024,7 @@ class NER:
         if not notes or torch.get_num_threads() < 2 or any(
                 not m.quantized or str(m.device).startswith("cuda") for m in models):
             return None
+        caller = torch.get_num_threads()
         board = Board()
         got: list[Any] = []
 
@@ -1035,8 +1041,12 @@ class NER:
         thread.start()
 
         def finish() -> list[Note]:
-            board.help_until_closed()
-            thread.join()
+            try:
+                board.help_until_closed()
+            finally:
+                thread.join()
+                # torch's default for threads started later is the last setting made anywhere: the caller's again
+                torch.set_num_threads(caller)
             if isinstance(got[0], BaseException):
                 raise got[0]
             return self._spans(notes, got[0])

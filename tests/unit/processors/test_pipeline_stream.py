@@ -28,15 +28,6 @@ def pipeline() -> Pipeline:
     return Pipeline.from_config(PipelineConfig().model_copy(update={"steps": DETECT}))
 
 
-@pytest.fixture()
-def two_threads() -> Any:
-    """torch on two intra-op threads (the NER starts ahead only then; CI machines have two cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(before)
-
-
 def batches() -> list[list[NoteIn]]:
     notes = fixed_length_notes(40, 1000)
     notes.insert(13, NoteIn(note_id="long", text=LONG))
@@ -53,8 +44,8 @@ def ner_of(pipeline: Pipeline) -> Any:
     return ner
 
 
-def test_each_batch_comes_out_as_run_gives_it_with_the_ner_started_ahead(pipeline: Pipeline, two_threads: Any,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_batch_comes_out_as_run_gives_it_with_the_ner_started_ahead(
+        pipeline: Pipeline, two_threads: Any, new_thread_setting: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     ner = ner_of(pipeline)
     started: list[int] = []
     real = ner.prefetch
@@ -72,6 +63,8 @@ def test_each_batch_comes_out_as_run_gives_it_with_the_ner_started_ahead(pipelin
     assert [outcome(b) for b in streamed] == [outcome(pipeline.run(b)) for b in batches()]
     assert sum(len(n.spans) for b in streamed for n in b) > 40
     assert threading.active_count() == threads and sys.getswitchinterval() == switch
+    # a thread started later gets the caller's torch setting, not a window thread's
+    assert new_thread_setting() == 2 and torch.get_num_threads() == 2
 
 
 def test_a_failure_in_the_batch_started_ahead_is_isolated_note_by_note_as_run_does(

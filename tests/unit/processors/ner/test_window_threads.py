@@ -24,15 +24,6 @@ def shipped() -> Any:
     return build_processor("ner", {}, BuildContext())
 
 
-@pytest.fixture()
-def two_threads() -> Any:
-    """torch on two intra-op threads for the test (the side-by-side path needs two; CI machines have two cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(before)
-
-
 def one_after_another(chunks: Any, run: Any, threads: int) -> None:
     """The sequential loop the side-by-side path replaces: every window on all of torch's threads."""
     with torch.inference_mode():
@@ -107,3 +98,30 @@ def test_each_thread_runs_torch_on_one_intra_op_thread(two_threads: Any) -> None
     ner_step.side_by_side(list(range(8)), run, 2)
     assert seen == [1] * 8
     assert torch.get_num_threads() == 2
+
+
+def test_threads_started_later_get_the_callers_setting_back(shipped: Any, two_threads: Any,
+                                                           new_thread_setting: Any) -> None:
+    """torch gives a new thread the last setting made anywhere in the process; a window thread's one must not stay
+    (a worker's executor thread started later would run its NER on one thread)."""
+    for _ in range(3):
+        ner_step.predict(shipped.model, [n.text for n in fixed_length_notes(6, 1000)])
+        assert torch.get_num_threads() == 2 and new_thread_setting() == 2
+
+
+def test_a_window_thread_that_ends_last_does_not_leave_its_setting_to_threads_started_later(
+        two_threads: Any, new_thread_setting: Any) -> None:
+    """The window thread takes its first setting from the last one made anywhere (here 1, by another thread) and puts
+    it back when it ends; it ends last (its chunk is slow), so without the caller's own reset threads started later
+    would run torch on that one thread."""
+    elsewhere = threading.Thread(target=torch.set_num_threads, args=(1,))
+    elsewhere.start()
+    elsewhere.join()
+    assert torch.get_num_threads() == 2  # this thread's own setting
+
+    def run(chunk: int) -> None:
+        if threading.current_thread().name.startswith("ner-window"):
+            time.sleep(0.3)
+
+    ner_step.side_by_side([0, 1], run, 2)
+    assert torch.get_num_threads() == 2 and new_thread_setting() == 2
