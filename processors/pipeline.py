@@ -415,7 +415,8 @@ class Pipeline:
         """``run`` of each batch in turn, with the step that can start ahead (the NER step's ``prefetch``: its int8
         windows on a CPU with two or more torch threads) started on the next batch while this thread runs the later
         steps of this one; then this thread helps it finish. On two cores the NER's model calls fill the core the
-        later steps' Python leaves idle (detection ~1.15x, deid ~1.2x; ``scripts/results/ner_ahead_criteria.md``).
+        later steps' Python leaves idle: detection ~1.2x, deid ~1.2x on the bench's synthetic notes, nothing measurable
+        on the PhysioNet notes, whose later steps are light (``scripts/results/ner_ahead_criteria.md``).
         The interpreter's switch interval is 0.5 ms while the stream runs (Python's 5 ms let the NER thread wait
         for the lock between its windows), then restored. Each batch comes out as ``run`` gives it: every step sees
         the same notes, and no step's result for a note depends on the notes started beside it. Without such a step
