@@ -403,13 +403,16 @@ class Pipeline:
         before each step (and by steps inside their long loops); past it :class:`NoteTimeout` propagates (the
         caller decides what becomes of the notes). Notes whose last step finished are returned even if it ended
         past the deadline: their work is done."""
+        return self._run_steps(self.processors, list(notes))
+
+    def _run_steps(self, procs: Sequence[Processor], notes: list[Note]) -> list[Note]:
+        """``procs`` in order over the notes, the budget checked before each."""
         from processors import budget
 
-        current = list(notes)
-        for proc in self.processors:
+        for proc in procs:
             budget.check(proc.name)
-            current = self._run_step(proc, current)
-        return current
+            notes = self._run_step(proc, notes)
+        return notes
 
     def run_stream(self, batches: Iterable[Sequence[NoteIn]]) -> Iterator[list[Note]]:
         """``run`` of each batch in turn, with the step that can start ahead (the NER step's ``prefetch``: its int8
@@ -432,10 +435,7 @@ class Pipeline:
         step, before, later = self.processors[k], self.processors[:k], self.processors[k + 1:]
 
         def head(batch: Sequence[NoteIn]) -> list[Note]:
-            notes = [Note(input=n) for n in batch]
-            for proc in before:
-                budget.check(proc.name)
-                notes = self._run_step(proc, notes)
+            notes = self._run_steps(before, [Note(input=n) for n in batch])
             budget.check(step.name)
             return notes
 
@@ -451,16 +451,11 @@ class Pipeline:
             for batch in it:
                 upcoming = head(batch)
                 pending = self._start(step, upcoming)
-                for proc in later:
-                    budget.check(proc.name)
-                    current = self._run_step(proc, current)
-                done, current = current, self._run_step(step, upcoming, pending)
+                done = self._run_steps(later, current)
+                current = self._run_step(step, upcoming, pending)
                 pending = None
                 yield done
-            for proc in later:
-                budget.check(proc.name)
-                current = self._run_step(proc, current)
-            yield current
+            yield self._run_steps(later, current)
         finally:
             if pending is not None:  # stopped early: no thread left running
                 with contextlib.suppress(BaseException):

@@ -1020,11 +1020,10 @@ class NER:
 
         import torch
 
-        models = [self.model, *self.routes.values()]
-        if not notes or torch.get_num_threads() < 2 or any(
-                not m.quantized or str(m.device).startswith("cuda") for m in models):
-            return None
         caller = torch.get_num_threads()
+        models = [self.model, *self.routes.values()]
+        if not notes or caller < 2 or any(not m.quantized or str(m.device).startswith("cuda") for m in models):
+            return None
         board = Board()
         got: list[Any] = []
 
