@@ -66,17 +66,19 @@ def test_when_worker_starts_then_ready_only_once_partitions_are_assigned(
 def test_when_a_batch_runs_past_the_limit_then_not_live_and_lag_is_exported_per_partition(
     kafka: KafkaSettings, topics: TopicSettings, start_worker: Any, tmp_path: Path,
 ) -> None:
-    n = 48
-    asyncio.run(produce(kafka, topics.raw, _notes(n)))  # a backlog before the worker joins
+    n = 192
+    # a backlog before the worker joins, of some seconds' work, so that several lag samples and metrics exports
+    # fall within it (48 notes took half a second once the NER got faster, and one export saw the lag or none)
+    asyncio.run(produce(kafka, topics.raw, _notes(n)))
     metrics_file = tmp_path / "otel.jsonl"
     worker: WorkerProc = start_worker(
         steps=["regex", "ner", "ensemble", "transform", "leakcheck"],
-        DEID_WORKER__BATCH_SIZE="16", DEID_HEALTH__STUCK_AFTER_S="0.2", DEID_HEALTH__LAG_INTERVAL_S="0.3",
+        DEID_WORKER__BATCH_SIZE="16", DEID_HEALTH__STUCK_AFTER_S="0.2", DEID_HEALTH__LAG_INTERVAL_S="0.2",
         DEID_WORKER__NOTE_TIMEOUT_S="0",  # no time budget: liveness alone sees the long batch
         DEID_TELEMETRY__EXPORTER="console", DEID_TELEMETRY__CONSOLE_PATH=str(metrics_file),
-        DEID_TELEMETRY__METRICS_INTERVAL_S="0.5")
+        DEID_TELEMETRY__METRICS_INTERVAL_S="0.3")
     statuses: list[tuple[int | None, str | None]] = []
-    deadline = time.monotonic() + 120  # the backlog takes about a minute here: stuck shows long before that
+    deadline = time.monotonic() + 120  # the backlog takes some seconds here: stuck shows before that
     while time.monotonic() < deadline and (503, "stuck") not in statuses:
         status, body = probe(worker.health_port, "/livez")
         statuses.append((status, body.get("status")))
