@@ -73,7 +73,7 @@ def test_when_a_batch_runs_past_the_limit_then_not_live_and_lag_is_exported_per_
     metrics_file = tmp_path / "otel.jsonl"
     worker: WorkerProc = start_worker(
         steps=["regex", "ner", "ensemble", "transform", "leakcheck"],
-        DEID_WORKER__BATCH_SIZE="16", DEID_HEALTH__STUCK_AFTER_S="0.2", DEID_HEALTH__LAG_INTERVAL_S="0.2",
+        DEID_WORKER__BATCH_SIZE="32", DEID_HEALTH__STUCK_AFTER_S="0.1", DEID_HEALTH__LAG_INTERVAL_S="0.2",
         DEID_WORKER__NOTE_TIMEOUT_S="0",  # no time budget: liveness alone sees the long batch
         DEID_TELEMETRY__EXPORTER="console", DEID_TELEMETRY__CONSOLE_PATH=str(metrics_file),
         DEID_TELEMETRY__METRICS_INTERVAL_S="0.3")
@@ -84,7 +84,7 @@ def test_when_a_batch_runs_past_the_limit_then_not_live_and_lag_is_exported_per_
         statuses.append((status, body.get("status")))
         assert worker.proc.poll() is None, worker.text()[-3000:]
         time.sleep(0.05)
-    assert (503, "stuck") in statuses, "a batch of NER over 16 long notes never ran past 0.2 s"
+    assert (503, "stuck") in statuses, "a batch of NER over 32 long notes never ran past 0.1 s"
     assert (200, "ok") in statuses  # live between batches / before the first one
     wait_for(kafka, topics, lambda o: len(o.covered()) >= n, timeout_s=120, worker=worker)
     assert probe(worker.health_port, "/livez")[0] == 200  # idle again: live
