@@ -11,11 +11,27 @@
 #  `ner_cv.py soup --variants k,l,m --out-variant n --folds 0,1,2,3,4,all`, gave the best design CV so far and lost
 #  lockbox recall: README, "The case channel to the lockbox"; SOUP=V:A,B,C makes such a soup here, e.g.
 #  SOUP=s:k,l,m,o,p KEEP_FOLDS=s bash scripts/gpu_ner_cv.sh "k:--steps 400 --case-channel" ... "p:... --seed 67")
+# The larger base (stage 1: 4 layers x 1536, synthetic notes only; README, Quality: "A larger encoder as the NER's
+#  base"): `ner_cv.py base-larger` then `ner_cv.py carry --larger-base` here. It does not fit one call beside the
+#  working tree (45 MiB tracked + 14 MiB base + data + wheels > 64 MiB), so it travels first, in a call of its own,
+#  into /tmp, which a warm machine keeps while the next call follows within its idle window:
+#    1. carry [".gpucarry/base_larger"], command "STAGE=carry bash scripts/gpu_ner_cv.sh", timeout_s 60
+#    2. at once: carry [".gpucarry/mix.jsonl.gz", ".gpucarry/physionet.jsonl", ".whl"], command
+#       "OOF_FP32=1 bash scripts/gpu_ner_cv.sh 'L:--steps 400 --base .gpu/base_larger'"
+#  (uncarry takes what was staged; the stage-2 base is needed only by variants without --base. OOF_FP32=1: the
+#  out-of-fold spans unquantized, the GPU profile's numeric path, which a larger model is for; its pack is ~14 MiB.)
 # Each argument is VARIANT:TRAIN-ARGS. Back under $OUT: VARIANTfoldall.tar (the model on all design notes, no
 # word-piece embeddings: ner_cv.py unpack puts the shipped ones back), with KEEP_FOLDS=V that variant's fold models
 # (folds_V.tar.partNN), THRESHOLDS=a,b,c the decode thresholds of the out-of-fold spans, oof_VARIANT.jsonl.gz (then `decider_cv.py oof-filter` here: wordfreq is not there), and log.txt.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
+STAGED="${DEID_STAGED:-/tmp/deid/gpucarry}"  # what an earlier call staged (STAGE=carry), kept by a warm machine
+if [ "${STAGE:-}" = carry ]; then
+  mkdir -p "$STAGED" && cp -r .gpucarry/. "$STAGED/" || exit 1
+  echo "staged into $STAGED: $(ls "$STAGED" | tr '\n' ' '); the next call at once"
+  exit 0
+fi
+if [ -d "$STAGED" ]; then mkdir -p .gpucarry && cp -rn "$STAGED/." .gpucarry/; fi
 mkdir -p "$OUT" /tmp/packs /tmp/logs
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
@@ -46,12 +62,15 @@ fi
 for spec in "${specs[@]}"; do
   v=${spec%%:*}; a=${spec#*:}
   grep -h '^{' /tmp/logs/train_"${v}"_*.log >>"$OUT/log.txt" 2>/dev/null
-  recipe="scripts/ner_cv.py train --lr 1e-4 --repeat 3 $a (stage-2 base, GPU bf16)"
+  base="stage-2 base"; [[ $a == *--base* ]] && base="the base named"
+  recipe="scripts/ner_cv.py train --lr 1e-4 --repeat 3 $a ($base, GPU bf16)"
+  fp32=(); inference="CPU int8 inference"
+  if [ -n "${OOF_FP32:-}" ]; then fp32=(--fp32); inference="CPU float32 inference"; fi
   [[ $a == @soup* ]] && recipe="scripts/ner_cv.py soup --variants ${a#@soup } (the weight mean of those variants)"
   if ls /tmp/packs/"${v}"fold{0,1,2,3,4}.tar >/dev/null 2>&1; then
     python3 scripts/decider_cv.py oof --packs /tmp/packs --variant "$v" --notes .gpu/physionet.jsonl \
       --out "$OUT/oof_$v.jsonl.gz" --jobs 5 --threads 3 --no-filter --thresholds ${THRESHOLDS:-0.08,0.05,0.03} \
-      --recipe "$recipe, CPU int8 inference" \
+      "${fp32[@]}" --recipe "$recipe, $inference" \
       >>"$OUT/log.txt" 2>&1
   else
     echo "variant $v: a fold model is missing" >>"$OUT/log.txt"; tail -5 /tmp/logs/train_"${v}"_*.log >>"$OUT/log.txt"

@@ -17,6 +17,10 @@
     # a soup (Wortsman et al. 2022): the weights of several trainings of one fold averaged (seeds of the same recipe
     # from the same base), one model's cost at inference; packs named {variant}fold{k}.tar in, {out-variant}... out
     .venv/bin/python scripts/ner_cv.py soup --packs .gpu/packs --variants d,e --out-variant s [--folds 0,1,2,3,4]
+    # a larger base (stage 1 of the shipped model: 4 layers x 1536, synthetic notes only, from git) for a variant:
+    # base-larger writes .gpu/base_larger, train --base .gpu/base_larger starts from it, carry --larger-base takes it
+    # to the GPU machine (scripts/gpu_ner_cv.sh says how: it travels in a call of its own)
+    .venv/bin/python scripts/ner_cv.py base-larger
     # a pack as a full model folder (e.g. the `all` model behind decider_trials.py --ner-model)
     .venv/bin/python scripts/ner_cv.py unpack --pack .gpu/packs/sfoldall.tar --out .gpu/models/sfoldall
 
@@ -54,6 +58,11 @@ K = 5
 #: the last commit whose shipped model is stage 2 (synthetic notes only): the base of every fold model
 STAGE2_COMMIT = "2a04be3"
 BASE = WORK / "base"
+#: a larger base, also trained on synthetic notes only: stage 1 (4 encoder layers at the full feed-forward width 1536;
+#: the same word-piece embeddings), in git at this commit and folder; ``base-larger`` writes it to ``LARGER_BASE``
+LARGER_BASE_COMMIT = "586cad7"
+LARGER_BASE_FOLDER = "processors/models/deid-minilm"
+LARGER_BASE = WORK / "base_larger"
 _MODEL_FILES = ("config.json", "deidstream_ner.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 
 
@@ -71,12 +80,13 @@ def _records(examples: Any) -> list[dict[str, Any]]:
     return out
 
 
-def write_base(dest: Path = BASE, commit: str = STAGE2_COMMIT) -> Path:
-    """The stage-2 model folder out of git (``git show``), the base of the fold models."""
+def write_base(dest: Path = BASE, commit: str = STAGE2_COMMIT, folder: str | None = None) -> Path:
+    """The stage-2 model folder out of git (``git show``), the base of the fold models (``commit`` and ``folder``:
+    another model of the repository's history, e.g. the larger stage 1)."""
     import subprocess
 
     dest.mkdir(parents=True, exist_ok=True)
-    rel = SHIPPED.relative_to(REPO)
+    rel = folder or SHIPPED.relative_to(REPO)
     for name in _MODEL_FILES:
         blob = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:{rel}/{name}"], check=True,
                               capture_output=True).stdout
@@ -265,56 +275,90 @@ def train_folds(args: argparse.Namespace) -> int:
 CARRY = REPO / ".gpucarry"
 
 
+def _strip_base(src: Path, dest: Path) -> None:
+    """``src`` (a base model folder) as ``dest`` without its word-piece embeddings, which must equal the shipped
+    model's (frozen in every stage) so that ``_restore_base`` can put them back."""
+    from safetensors.torch import load_file, save_file
+
+    dest.mkdir(parents=True, exist_ok=True)
+    tensors = load_file(str(src / "model.safetensors"))
+    embed = tensors.pop(EMBED)
+    shipped = load_file(str(SHIPPED / "model.safetensors"))[EMBED]
+    if embed.shape != shipped.shape or not bool((embed.float() == shipped.float()).all()):
+        raise SystemExit(f"{src.name}: the word-piece embeddings differ from the shipped model's: carry them whole")
+    save_file(tensors, str(dest / "model.safetensors"))
+    for name in _MODEL_FILES:
+        if name != "model.safetensors":
+            shutil.copy(src / name, dest / name)
+
+
+def _restore_base(src: Path, dest: Path) -> None:
+    """The base model folder ``src`` (written by ``_strip_base``) whole as ``dest``, the shipped model's word-piece
+    embeddings put back; refused if it saw real notes (``check_base``)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    dest.mkdir(parents=True, exist_ok=True)
+    tensors = load_file(str(src / "model.safetensors"))
+    tensors[EMBED] = load_file(str(SHIPPED / "model.safetensors"))[EMBED].to(torch.float16)
+    save_file(tensors, str(dest / "model.safetensors"), metadata={"format": "pt"})
+    for name in _MODEL_FILES:
+        if name != "model.safetensors":
+            shutil.copy(src / name, dest / name)
+    check_base(dest)
+
+
 def carry(args: argparse.Namespace) -> int:
     """What ``train`` needs on the GPU machine, small enough to travel with the working tree (64 MiB a call):
     the mix gzipped, the design notes, and the base model without its word-piece embeddings, which equal the
-    shipped model's (frozen in every stage; checked by hash) and are put back by ``uncarry`` there."""
+    shipped model's (frozen in every stage; checked) and are put back by ``uncarry`` there. With
+    ``--larger-base``, the larger base (``base-larger``) too, the same way (~14 MiB; train ``--base
+    .gpu/base_larger`` there)."""
     import gzip
-
-    from safetensors.torch import load_file, save_file
 
     CARRY.mkdir(exist_ok=True)
     with (WORK / "mix.jsonl").open("rb") as src, gzip.open(CARRY / "mix.jsonl.gz", "wb", compresslevel=6) as dst:
         shutil.copyfileobj(src, dst)
     for f in [WORK / "physionet.jsonl", *sorted(WORK.glob("physionet_sur*.jsonl")), *WORK.glob("meddocan_train.jsonl")]:
         shutil.copy(f, CARRY / f.name)
-    base = CARRY / "base"
-    base.mkdir(exist_ok=True)
-    tensors = load_file(str(BASE / "model.safetensors"))
-    embed = tensors.pop(EMBED)
-    shipped = load_file(str(SHIPPED / "model.safetensors"))[EMBED]
-    if not bool((embed.float() == shipped.float()).all()):
-        raise SystemExit("the base model's word-piece embeddings differ from the shipped model's: carry them whole")
-    save_file(tensors, str(base / "model.safetensors"))
-    for name in _MODEL_FILES:
-        if name != "model.safetensors":
-            shutil.copy(BASE / name, base / name)
+    _strip_base(BASE, CARRY / "base")
+    shutil.rmtree(CARRY / LARGER_BASE.name, ignore_errors=True)
+    if getattr(args, "larger_base", False):
+        if not (LARGER_BASE / "model.safetensors").is_file():
+            raise SystemExit(f"no {LARGER_BASE}: run scripts/ner_cv.py base-larger first")
+        _strip_base(LARGER_BASE, CARRY / LARGER_BASE.name)
     size = sum(f.stat().st_size for f in CARRY.rglob("*") if f.is_file())
     print(f"wrote {CARRY} ({size / 2**20:.1f} MiB); carry it with the .whl folder (pydantic, rapidfuzz for Python 3.12)")
     return 0
 
 
 def uncarry(args: argparse.Namespace) -> int:
-    """On the GPU machine: .gpu/ (mix, design notes, base with the shipped embeddings) from .gpucarry/."""
+    """On the GPU machine: .gpu/ (mix, design notes, each base carried with the shipped embeddings put back: the
+    stage-2 base, the larger one, or both) from .gpucarry/."""
     import gzip
 
-    import torch
-    from safetensors.torch import load_file, save_file
-
     WORK.mkdir(exist_ok=True)
-    BASE.mkdir(exist_ok=True)
     with gzip.open(CARRY / "mix.jsonl.gz", "rb") as src, (WORK / "mix.jsonl").open("wb") as dst:
         shutil.copyfileobj(src, dst)
     for f in [CARRY / "physionet.jsonl", *sorted(CARRY.glob("physionet_sur*.jsonl")), *CARRY.glob("meddocan_train.jsonl")]:
         shutil.copy(f, WORK / f.name)
-    tensors = load_file(str(CARRY / "base/model.safetensors"))
-    tensors[EMBED] = load_file(str(SHIPPED / "model.safetensors"))[EMBED].to(torch.float16)
-    save_file(tensors, str(BASE / "model.safetensors"), metadata={"format": "pt"})
-    for name in _MODEL_FILES:
-        if name != "model.safetensors":
-            shutil.copy(CARRY / "base" / name, BASE / name)
-    check_base(BASE)
-    print(f"wrote {WORK} from {CARRY}")
+    bases = [(CARRY / src.name, src) for src in (BASE, LARGER_BASE) if (CARRY / src.name / "model.safetensors").is_file()]
+    if not bases:
+        raise SystemExit(f"no base model in {CARRY} (base/ or {LARGER_BASE.name}/): run carry here")
+    for src, dest in bases:
+        _restore_base(src, dest)
+    print(f"wrote {WORK} from {CARRY} (bases: {', '.join(dest.name for _, dest in bases)})")
+    return 0
+
+
+def base_larger(args: argparse.Namespace) -> int:
+    """The larger base out of git into ``LARGER_BASE``: stage 1, synthetic notes only (README, Quality: "A larger
+    encoder as the NER's base")."""
+    dest = write_base(LARGER_BASE, LARGER_BASE_COMMIT, LARGER_BASE_FOLDER)
+    check_base(dest)
+    meta = json.loads((dest / "deidstream_ner.json").read_text(encoding="utf-8"))
+    print(f"wrote {dest} (git {LARGER_BASE_COMMIT}:{LARGER_BASE_FOLDER}; {meta.get('num_layers')} layers, "
+          f"trained on {meta.get('notes')} synthetic notes)")
     return 0
 
 
@@ -559,7 +603,10 @@ def main() -> int:
                    "(processors.ner.step.add_case_channel; the stage-2 base has no such channel: its rows start as copies)")
     t.add_argument("--meddocan-repeats", type=int, default=0, help="also train on MEDDOCAN train (Spanish; prepare "
                    "writes it) this many times; a fold model sees the four fifths of its notes outside the fold")
-    sub.add_parser("carry", help="here: .gpucarry/, what train needs on the GPU machine (with the .whl wheels)")
+    c = sub.add_parser("carry", help="here: .gpucarry/, what train needs on the GPU machine (with the .whl wheels)")
+    c.add_argument("--larger-base", action="store_true", help="also the larger base (base-larger writes it)")
+    sub.add_parser("base-larger", help="here: the larger base (stage 1: 4 layers x 1536, synthetic notes only) "
+                   "out of git into .gpu/base_larger")
     sub.add_parser("uncarry", help="on the GPU machine: .gpu/ from .gpucarry/")
     o = sub.add_parser("score-one", help="one fold's model: its held-out dev notes and presidio_synth_v2")
     o.add_argument("--pack", required=True)
@@ -591,7 +638,7 @@ def main() -> int:
     un.add_argument("--out", required=True)
     args = ap.parse_args()
     return {"prepare": prepare, "train": train_folds, "score": score, "score-one": score_one, "score-sets": score_sets,
-            "carry": carry, "uncarry": uncarry, "soup": soup, "pack": pack_model,
+            "carry": carry, "uncarry": uncarry, "base-larger": base_larger, "soup": soup, "pack": pack_model,
             "unpack": unpack_cmd}[args.cmd](args)
 
 

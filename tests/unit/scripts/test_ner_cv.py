@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -192,3 +193,109 @@ def test_when_meddocan_is_asked_for_where_neither_its_file_nor_the_corpus_is_the
                 meddocan_repeats=1)
     with pytest.raises(SystemExit, match="run prepare where ../shared is"):
         ner_cv.train_folds(argparse.Namespace(**args))
+
+
+def test_when_the_larger_base_is_written_then_it_is_stage_1_wide_and_synthetic_only_with_the_shipped_embeddings(
+        ner_cv: Any, tmp_path: Path) -> None:
+    known = subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{ner_cv.LARGER_BASE_COMMIT}^{{commit}}"],
+                           capture_output=True)
+    if known.returncode != 0:
+        pytest.skip(f"this clone's history does not reach commit {ner_cv.LARGER_BASE_COMMIT} (a shallow clone): "
+                    "the larger base cannot be written from git here")
+    from safetensors.torch import load_file
+
+    base = ner_cv.write_base(tmp_path / "larger", ner_cv.LARGER_BASE_COMMIT, ner_cv.LARGER_BASE_FOLDER)
+    meta = json.loads((base / "deidstream_ner.json").read_text())
+    config = json.loads((base / "config.json").read_text())
+    assert meta["notes"] == 6000 and not meta["data"]  # synthetic notes only: it may start fold models
+    ner_cv.check_base(base)
+    assert (config["num_hidden_layers"], config["intermediate_size"]) == (4, 1536)
+    shipped = json.loads((ner_cv.SHIPPED / "config.json").read_text())
+    assert (shipped["num_hidden_layers"], shipped["intermediate_size"]) == (3, 768)  # the larger one is larger
+    # the same word pieces: packs without the embeddings and unpack work for its fold models as for the shipped recipe
+    assert bool((load_file(str(base / "model.safetensors"))[ner_cv.EMBED].float()
+                 == load_file(str(ner_cv.SHIPPED / "model.safetensors"))[ner_cv.EMBED].float()).all())
+
+
+def _base_folder(ner_cv: Any, folder: Path, tensors: dict[str, Any]) -> Path:
+    """A model folder of ``tensors`` (the other files: metadata of a model trained on synthetic notes only)."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True)
+    save_file(tensors, str(folder / "model.safetensors"))
+    for name in ner_cv._MODEL_FILES:
+        if name != "model.safetensors":
+            (folder / name).write_text(json.dumps({"name": folder.name, "data": []}))
+    return folder
+
+
+def test_when_both_bases_are_carried_then_uncarry_restores_each_whole_and_a_base_of_other_embeddings_is_refused(
+        ner_cv: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    import torch
+    from safetensors.torch import load_file
+
+    embed = torch.arange(12, dtype=torch.float16).reshape(4, 3)
+    shipped = _base_folder(ner_cv, tmp_path / "shipped", {ner_cv.EMBED: embed, "w": torch.zeros(2)})
+    work, carry = tmp_path / "work", tmp_path / "carry"
+    for name, value in {"SHIPPED": shipped, "WORK": work, "CARRY": carry, "BASE": work / "base",
+                        "LARGER_BASE": work / "base_larger"}.items():
+        monkeypatch.setattr(ner_cv, name, value)
+    small = {ner_cv.EMBED: embed.clone(), "w": torch.tensor([1.0, 2.0], dtype=torch.float16)}
+    large = {ner_cv.EMBED: embed.clone(), "w": torch.tensor([3.0, 4.0, 5.0], dtype=torch.float16),
+             "v": torch.ones(2, 2, dtype=torch.float16)}
+    _base_folder(ner_cv, work / "base", small)
+    _base_folder(ner_cv, work / "base_larger", large)
+    (work / "mix.jsonl").write_text('{"id": "synth-1001-0"}\n')
+    (work / "physionet.jsonl").write_text('{"id": "n0"}\n')
+
+    assert ner_cv.carry(argparse.Namespace(larger_base=True)) == 0
+    assert ner_cv.EMBED not in load_file(str(carry / "base_larger" / "model.safetensors"))  # travels without them
+    shutil.rmtree(work)
+    assert ner_cv.uncarry(argparse.Namespace()) == 0
+    for folder, want in ((work / "base", small), (work / "base_larger", large)):
+        got = load_file(str(folder / "model.safetensors"))
+        assert sorted(got) == sorted(want) and all(torch.equal(got[k], want[k]) for k in want)
+
+    # the larger base alone (the stage-2 base not carried: a run of --base variants only) is enough; no base is not
+    shutil.rmtree(carry / "base")
+    shutil.rmtree(work)
+    assert ner_cv.uncarry(argparse.Namespace()) == 0
+    assert (work / "base_larger" / "model.safetensors").is_file() and not (work / "base").exists()
+    shutil.rmtree(carry / "base_larger")
+    with pytest.raises(SystemExit, match="no base model"):
+        ner_cv.uncarry(argparse.Namespace())
+
+    _base_folder(ner_cv, work / "base", small)
+    # without --larger-base nothing of it travels (a leftover from an earlier carry is removed)
+    (carry / "base_larger").mkdir()
+    assert ner_cv.carry(argparse.Namespace(larger_base=False)) == 0
+    assert not (carry / "base_larger").exists()
+    # embeddings other than the shipped model's cannot be put back there: refused here
+    _base_folder(ner_cv, tmp_path / "other", {ner_cv.EMBED: embed + 1, "w": torch.zeros(2)})
+    monkeypatch.setattr(ner_cv, "LARGER_BASE", tmp_path / "other")
+    with pytest.raises(SystemExit, match="embeddings differ"):
+        ner_cv.carry(argparse.Namespace(larger_base=True))
+
+
+def test_when_the_larger_base_travels_in_a_call_of_its_own_then_the_next_call_finds_it_in_gpucarry(
+        tmp_path: Path) -> None:
+    # scripts/gpu_ner_cv.sh: call 1 (STAGE=carry) copies what it carried into /tmp (DEID_STAGED here); call 2, in a
+    # fresh copy of the working tree, merges it back into .gpucarry before uncarry (here it then stops: no wheels)
+    script = REPO / "scripts/gpu_ner_cv.sh"
+    staged = tmp_path / "staged"
+    env = {"PATH": "/usr/bin:/bin", "DEID_STAGED": str(staged), "OUT": str(tmp_path / "out")}
+    first = tmp_path / "call1"
+    (first / ".gpucarry/base_larger").mkdir(parents=True)
+    (first / ".gpucarry/base_larger/model.safetensors").write_bytes(b"weights")
+    done = subprocess.run(["bash", str(script)], cwd=first, env={**env, "STAGE": "carry"}, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "staged into" in done.stdout, done.stderr
+    second = tmp_path / "call2"
+    (second / ".gpucarry").mkdir(parents=True)
+    (second / ".gpucarry/mix.jsonl.gz").write_bytes(b"mix")
+    run = subprocess.run(["bash", str(script)], cwd=second, env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0  # no .whl folder here: it stops before training
+    assert (second / ".gpucarry/base_larger/model.safetensors").read_bytes() == b"weights"
+    assert (second / ".gpucarry/mix.jsonl.gz").read_bytes() == b"mix"  # what this call carried stays
