@@ -27,7 +27,7 @@ import typer
 from schemas.errors import ConfigError
 from streams.cli import bench, demo, engine, kafka, train
 from streams.cli import eval as evaluation
-from streams.cli._util import EXIT_FAILED, err, hide_flag_types
+from streams.cli._util import EXIT_USAGE, err, hide_flag_types
 
 #: ``pretty_exceptions_show_locals=False``: a traceback must not print local variables (note text).
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
@@ -62,9 +62,9 @@ def main() -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         app()
-    except ConfigError as exc:
+    except ConfigError as exc:  # a usage error, as the commands that check their configuration first report it
         err.print(f"[red]config error[/] {exc}", markup=True, highlight=False)
-        sys.exit(EXIT_FAILED)
+        sys.exit(EXIT_USAGE)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from processors.pipeline import Note, Pipeline, PipelineConfig
     from schemas.models import NoteIn, Span
     from streams.settings import Settings
@@ -111,14 +113,29 @@ def write_result(result: dict[str, Any], out: Path | None) -> None:
 def load_settings(config: Path | None, mode: str | None = None) -> Settings:
     """The effective settings: ``DEID_*`` environment, ``config`` (a YAML file, also for worker
     subprocesses through ``DEID_CONFIG_FILE``), then ``mode`` over ``transform.mode`` when given."""
+    from pydantic import ValidationError
+
+    from schemas.errors import ConfigError
     from streams.settings import Settings
 
     if config is not None:
         os.environ["DEID_CONFIG_FILE"] = str(config)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        raise ConfigError(f"invalid settings ({'the config file ' + str(config) + ' or ' if config else ''}DEID_* "
+                          f"environment): {settings_errors(exc)}") from None
     if mode is not None:
         settings = settings.model_copy(update={"transform": settings.transform.model_copy(update={"mode": mode})})
     return settings
+
+
+def settings_errors(exc: ValidationError, limit: int = 5) -> str:
+    """A settings validation error as field paths and pydantic's messages ("worker.batch_size: Input should be greater
+    than or equal to 1"), never the values given: a settings value may be a secret."""
+    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '<root>'}: {e.get('msg')}"
+             for e in exc.errors(include_input=False, include_url=False, include_context=False)]
+    return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
 
 
 def pipeline_config_for(settings: Settings, *, detect_only: bool, steps: str | None = None) -> PipelineConfig:

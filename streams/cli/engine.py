@@ -50,9 +50,9 @@ def process_inputs(
     from schemas.readers import InputFailure, iter_inputs
 
     # what can fail without the pipeline fails first: exit 2, no model loaded, the output file untouched
-    settings = load_settings(config, mode)
-    cfg = pipeline_config_for(settings, detect_only=not with_text, steps=steps)
     try:
+        settings = load_settings(config, mode)
+        cfg = pipeline_config_for(settings, detect_only=not with_text, steps=steps)
         check_config(cfg, settings.secret)
     except ConfigError as exc:
         err.print(f"[red]error[/] {exc}", markup=True, highlight=False)

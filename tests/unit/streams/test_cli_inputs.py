@@ -130,3 +130,46 @@ def test_when_a_kafka_record_and_a_file_line_hold_blank_text_then_both_are_rejec
     with pytest.raises(InputError) as from_kafka:
         decode(InRecord(topic="t", partition=0, offset=0, key=None, value=raw, headers=()), max_bytes=1 << 20)
     assert from_file.value.code == from_kafka.value.code == "E122"
+
+
+@pytest.mark.parametrize(("config", "env", "says"), [
+    ("worker:\n  batch_size: -3\n", {}, "worker.batch_size: Input should be greater than or equal to 1"),
+    (None, {"DEID_WORKER__BATCH_SIZE": "-3"}, "worker.batch_size: Input should be greater than or equal to 1"),
+    ("worker: [1, 2\n", {}, "must hold a YAML mapping"),
+    # a wrong value of a secret's field: the error names the field, never the value given
+    ("kafka:\n  sasl_password: {value: Hunter2-Quillfeather}\n", {}, "kafka.sasl_password: Input should be a valid string"),
+])
+def test_when_a_settings_value_is_invalid_then_exit_2_naming_the_field_never_its_value_and_no_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_model_loads: None, config: str | None,
+        env: dict[str, str], says: str) -> None:
+    monkeypatch.delenv("DEID_CONFIG_FILE", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    src = tmp_path / "in.jsonl"
+    src.write_text(NOTE + "\n")
+    out = tmp_path / "out.jsonl"
+    out.write_text(KEEP)
+    args = ["detect", str(src), "-o", str(out)]
+    if config is not None:
+        (tmp_path / "settings.yaml").write_text(config)
+        args += ["--config", str(tmp_path / "settings.yaml")]
+    rc, stderr = _run(args)
+    flat = " ".join(stderr.split())  # rich wraps long lines
+    assert rc == EXIT_USAGE and "[E300]" in flat and says in flat, stderr
+    assert "Traceback" not in stderr and "Hunter2" not in stderr
+    assert out.read_text() == KEEP
+
+
+def test_when_another_command_meets_an_invalid_setting_then_it_exits_2_with_the_config_error() -> None:
+    import os
+    import subprocess
+    import sys
+
+    # through the installed entry point's main(), which every command's configuration error reaches
+    env = {k: v for k, v in os.environ.items() if k != "DEID_CONFIG_FILE"}
+    env["DEID_WORKER__BATCH_SIZE"] = "0"
+    done = subprocess.run([sys.executable, "-m", "streams.cli", "config", "show"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    flat = " ".join(done.stderr.split())
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert "config error [E300]" in flat and "worker.batch_size" in flat and "Traceback" not in done.stderr
