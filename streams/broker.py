@@ -81,13 +81,26 @@ def consumer_kwargs(kafka: KafkaSettings) -> dict[str, Any]:
             "fetch_max_bytes": max(kafka.max_request_bytes, 52428800), "fetch_max_wait_ms": 100}
 
 
+async def start_client(client: Any, timeout_s: float | None = None) -> Any:
+    """Start an aiokafka producer, consumer or admin client (within ``timeout_s``); ``client``. When starting fails
+    (no broker reachable, a wrong address or credentials), the client is closed before the error goes on, so the
+    error comes alone and not also with aiokafka's "Unclosed AIOKafkaProducer" log at exit."""
+    try:
+        await (client.start() if timeout_s is None else asyncio.wait_for(client.start(), timeout_s))
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await (client.stop() if hasattr(client, "stop") else client.close())
+        raise
+    return client
+
+
 async def create_topics(kafka: KafkaSettings, names: Sequence[str], *, partitions: int = 4,
                         replication_factor: int = 1, timeout_s: float = 30.0) -> list[str]:
     """Create the topics that do not exist yet; returns those created."""
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
     admin = AIOKafkaAdminClient(**client_kwargs(kafka))
-    await asyncio.wait_for(admin.start(), timeout_s)
+    await start_client(admin, timeout_s)
     try:
         existing = set(await admin.list_topics())
         wanted = [n for n in dict.fromkeys(names) if n not in existing]
@@ -207,8 +220,7 @@ async def produce(kafka: KafkaSettings, topic: str, records: Sequence[Any], *,
 
     from streams.codec import new_traceparent
 
-    producer = AIOKafkaProducer(**producer_kwargs(kafka))
-    await producer.start()
+    producer = await start_client(AIOKafkaProducer(**producer_kwargs(kafka)))
     try:
         futures = []
         for rec in records:
@@ -230,8 +242,7 @@ async def read_topic(kafka: KafkaSettings, topic: str, *, timeout_s: float = 10.
     while a fetch returns that whole batch."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
-    consumer = AIOKafkaConsumer(**consumer_kwargs(kafka), enable_auto_commit=False, group_id=None)
-    await consumer.start()
+    consumer = await start_client(AIOKafkaConsumer(**consumer_kwargs(kafka), enable_auto_commit=False, group_id=None))
     try:
         parts = consumer.partitions_for_topic(topic)
         if not parts:

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from streams.broker import consumer_kwargs, create_topics, producer_kwargs, read_topic
+from streams.broker import consumer_kwargs, create_topics, producer_kwargs, read_topic, start_client
 from streams.codec import InRecord, normalize_headers
 from streams.settings import Settings
 from streams.worker import BatchProcessor, OutRecord, run_batch
@@ -107,8 +107,12 @@ async def replay(
     consumer = AIOKafkaConsumer(**consumer_kwargs(settings.kafka), group_id=group, enable_auto_commit=False,
                                 auto_offset_reset="earliest")
     producer = AIOKafkaProducer(**producer_kwargs(settings.kafka))
-    await consumer.start()
-    await producer.start()
+    await start_client(consumer)
+    try:
+        await start_client(producer)
+    except BaseException:
+        await consumer.stop()
+        raise
     try:
         parts = consumer.partitions_for_topic(source)
         if not parts:

@@ -94,7 +94,8 @@ def hide_flag_types() -> None:
 def fail(exc: BaseException) -> typer.Exit:
     """Print ``error <Type>: <message>`` on stderr; the Exit to raise. Only for coded (PHI-free) errors
     and errors of our own making: the message is printed."""
-    err.print(f"[red]error[/] {type(exc).__name__}: {exc}", markup=True, highlight=False)
+    text, kind = str(exc), type(exc).__name__
+    err.print(f"[red]error[/] {text if text.startswith(kind) else f'{kind}: {text}'}", markup=True, highlight=False)
     return typer.Exit(EXIT_FAILED)
 
 

@@ -123,11 +123,11 @@ class _Collector:
         from aiokafka import AIOKafkaConsumer
 
         t = self.settings.topics
-        from streams.broker import consumer_kwargs
+        from streams.broker import consumer_kwargs, start_client
 
         self.consumer = AIOKafkaConsumer(t.deid, t.quarantine, t.dlq, **consumer_kwargs(self.settings.kafka),
                                          group_id=None, auto_offset_reset="earliest", enable_auto_commit=False)
-        await self.consumer.start()
+        await start_client(self.consumer)
         self._task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
@@ -162,10 +162,9 @@ async def _publish_paced(settings: Settings, records: list[RawRecord], rate: flo
     """Publish at ``rate`` notes/s (None: as fast as possible); returns (source, timestamp ms) per record."""
     from aiokafka import AIOKafkaProducer
 
-    from streams.broker import producer_kwargs
+    from streams.broker import producer_kwargs, start_client
 
-    producer = AIOKafkaProducer(**producer_kwargs(settings.kafka))
-    await producer.start()
+    producer = await start_client(AIOKafkaProducer(**producer_kwargs(settings.kafka)))
     try:
         futures = []
         t0 = time.monotonic()

@@ -140,14 +140,14 @@ async def _watch(console: Console, settings: Settings, expected: int, produced: 
                  timeout_s: float, show: int, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
     from aiokafka import AIOKafkaConsumer
 
-    from streams.broker import consumer_kwargs
+    from streams.broker import consumer_kwargs, start_client
     from streams.codec import SOURCE_HEADER
 
     t = settings.topics
     roles = {t.deid: "deid", t.metrics: "metrics", t.dlq: "dlq", t.quarantine: "quarantine"}
     consumer = AIOKafkaConsumer(*roles, **consumer_kwargs(settings.kafka), group_id=None,
                                 auto_offset_reset="earliest", enable_auto_commit=False)
-    await consumer.start()
+    await start_client(consumer)
     seen: dict[str, set[str]] = {"deid": set(), "quarantine": set(), "dlq": set()}
     metrics: list[dict[str, Any]] = []
     dlq_reasons: Counter[str] = Counter()

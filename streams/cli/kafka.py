@@ -128,12 +128,12 @@ def consume(
 async def _consume(settings: Settings, topic: str, max_records: int, idle_s: float, as_json: bool) -> None:
     from aiokafka import AIOKafkaConsumer
 
-    from streams.broker import consumer_kwargs
+    from streams.broker import consumer_kwargs, start_client
 
     out = Console()
     consumer = AIOKafkaConsumer(topic, **consumer_kwargs(settings.kafka), group_id=None,
                                 auto_offset_reset="earliest", enable_auto_commit=False)
-    await consumer.start()
+    await start_client(consumer)
     n = 0
     try:
         while n < max_records:
