@@ -24,10 +24,10 @@ from typing import Annotated
 
 import typer
 
-from schemas.errors import ConfigError
+from schemas.errors import ConfigError, DeidError
 from streams.cli import bench, demo, engine, kafka, train
 from streams.cli import eval as evaluation
-from streams.cli._util import EXIT_USAGE, err, hide_flag_types
+from streams.cli._util import EXIT_FAILED, EXIT_USAGE, err, hide_flag_types
 
 #: ``pretty_exceptions_show_locals=False``: a traceback must not print local variables (note text).
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
@@ -65,6 +65,9 @@ def main() -> None:
     except ConfigError as exc:  # a usage error, as the commands that check their configuration first report it
         err.print(f"[red]config error[/] {exc}", markup=True, highlight=False)
         sys.exit(EXIT_USAGE)
+    except DeidError as exc:  # coded, and never note text (schemas.errors): the message, not a traceback
+        err.print(f"[red]error[/] {exc}", markup=True, highlight=False)
+        sys.exit(EXIT_FAILED)
 
 
 if __name__ == "__main__":

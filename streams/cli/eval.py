@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from schemas.errors import InputError
+from schemas.errors import ConfigError, InputError
 from schemas.labels import Label
 from streams.cli._util import (
+    EXIT_USAGE,
     OUTPUT_STEPS,
     build_pipeline,
     command_line,
@@ -155,11 +156,21 @@ def threshold_sweep(gold_notes: Sequence[GoldNote], *, config: Path | None, step
 
 
 def read_predictions(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Spans by note id from a JSONL file of ``{"note_id" (or "id"), "spans"}`` (``detect``'s output); a missing file
+    is E110, a line that is no JSON object E102 / E103, with the file and line named."""
+    if not path.is_file():
+        raise InputError(f"{path}: input path does not exist", code="E110")
     out: dict[str, list[dict[str, Any]]] = {}
     with path.open(encoding="utf-8") as fh:
-        for line in fh:
+        for n, line in enumerate(fh, 1):
             if line.strip():
-                rec = json.loads(line)
+                try:
+                    rec = json.loads(line)
+                except ValueError as exc:
+                    raise InputError(f"{path.name}:{n}: invalid JSON at column {getattr(exc, 'colno', '?')}",
+                                     code="E102") from None
+                if not isinstance(rec, dict):
+                    raise InputError(f"{path.name}:{n}: a prediction must be a JSON object", code="E103")
                 out[str(rec.get("note_id", rec.get("id")))] = rec.get("spans", [])
     return out
 
@@ -454,8 +465,15 @@ def register(app: typer.Typer) -> None:
         from processors.evaluation.report import label_bootstrap, summarise, write_reports
         from processors.evaluation.scoring import evaluate
 
-        label_map = load_label_map(labels) if labels else None
-        gold_notes = load_gold(gold, label_map, own_labels=label_map is None)
+        # a wrong gold, label map or predictions file fails first: exit 2, no model loaded, the error's code and
+        # place (never note text) instead of a traceback
+        try:
+            label_map = load_label_map(labels) if labels else None
+            gold_notes = load_gold(gold, label_map, own_labels=label_map is None)
+            preds = read_predictions(pred) if pred is not None else {}
+        except (InputError, ConfigError) as exc:
+            console.print(f"[red]error[/] {exc}", markup=True, highlight=False)
+            raise typer.Exit(EXIT_USAGE) from None
         design, box = split_lockbox(gold_notes)
         if lockbox:
             if not box:
@@ -485,7 +503,6 @@ def register(app: typer.Typer) -> None:
         run: dict[str, Any] = {}
         notes: list[Note] | None = None
         if pred is not None:
-            preds = read_predictions(pred)
             extra["predictions"] = pred.name
             run = read_provenance(pred) or {
                 "model": "unknown (no " + pred.name + ".run.json beside the predictions: made by another tool, or "

@@ -173,3 +173,42 @@ def test_when_another_command_meets_an_invalid_setting_then_it_exits_2_with_the_
     flat = " ".join(done.stderr.split())
     assert done.returncode == EXIT_USAGE, done.stderr
     assert "config error [E300]" in flat and "worker.batch_size" in flat and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("files", "extra", "says"), [
+    ({}, [], "[E110]"),  # no gold file
+    ({"gold.jsonl": '{"id": "a", "text": "short", "spans": [{"start": 5, "end": 9, "label": "NAME"}]}\n'}, [],
+     "[E100] gold record 1: span [5, 9) outside the text"),
+    ({"gold.jsonl": NOTE.replace('"note_id"', '"id"')[:-1] + ', "spans": []}\n'}, ["--pred", "{tmp}/absent.jsonl"],
+     "[E110]"),
+    ({"gold.jsonl": NOTE.replace('"note_id"', '"id"')[:-1] + ', "spans": []}\n', "pred.jsonl": '{"note_id": "n1"\n'},
+     ["--pred", "{tmp}/pred.jsonl"], "[E102] pred.jsonl:1: invalid JSON"),
+    ({"gold.jsonl": NOTE.replace('"note_id"', '"id"')[:-1] + ', "spans": []}\n'}, ["--labels", "nosuchmap"],
+     "[E300] label map 'nosuchmap'"),
+])
+def test_when_eval_is_given_a_wrong_gold_predictions_or_label_map_then_exit_2_with_the_coded_error_before_any_model(
+        tmp_path: Path, no_model_loads: None, files: dict[str, str], extra: list[str], says: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    rc, stderr = _run(["eval", "--gold", str(tmp_path / "gold.jsonl"), "--report", str(tmp_path / "report"),
+                       *[a.format(tmp=tmp_path) for a in extra]])
+    flat = " ".join(stderr.split())
+    assert rc == EXIT_USAGE and says in flat and "Traceback" not in stderr, stderr
+    assert not (tmp_path / "report").exists()
+
+
+def test_when_a_command_raises_a_coded_error_then_main_prints_it_without_a_traceback_and_exits_1(
+        tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    # --sweep re-applies the ensemble: without the ensemble step it is an InputError (E100) raised mid-command
+    env = {k: v for k, v in os.environ.items() if k != "DEID_CONFIG_FILE"}
+    done = subprocess.run([sys.executable, "-m", "streams.cli", "eval", "--gold", "tests/data/synthetic_small.jsonl",
+                           "--report", str(tmp_path / "report"), "--steps", "regex", "--limit", "3", "--sweep",
+                           "ner=0.5", "--no-html"], cwd=Path(__file__).resolve().parents[3], env=env,
+                          capture_output=True, text=True, timeout=300)
+    flat = " ".join(done.stderr.split())
+    assert done.returncode == 1, done.stderr
+    assert "error [E100] --sweep needs the ensemble step" in flat and "Traceback" not in done.stderr
