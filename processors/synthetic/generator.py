@@ -719,8 +719,10 @@ def generate(n: int, seed: int, *, kinds: Sequence[str] | None = None,
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], path: str | Path) -> int:
-    """Write records one JSON object per line (UTF-8, stable key order); returns the count."""
+    """Write records one JSON object per line (UTF-8, stable key order); returns the count. The folder is made when
+    missing (as ``detect`` / ``deid`` make their output's)."""
     count = 0
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     with Path(path).open("w", encoding="utf-8", newline="\n") as fh:
         for record in records:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -55,6 +55,11 @@ def test_when_regenerating_the_committed_fixture_then_bytes_match(tmp_path: Path
     assert out.read_bytes() == FIXTURE.read_bytes()
 
 
+def test_when_the_output_folder_is_missing_then_it_is_made(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "folder" / "notes.jsonl"
+    assert write_jsonl(generate(2, 7), out) == 2 and len(out.read_text().splitlines()) == 2
+
+
 def test_when_kind_is_unknown_then_value_error() -> None:
     with pytest.raises(ValueError, match="unknown note kinds"):
         generate(1, 1, kinds=["haiku"])
