@@ -92,8 +92,8 @@ def hide_flag_types() -> None:
 
 
 def fail(exc: BaseException) -> typer.Exit:
-    """Print ``error <Type>: <message>`` on stderr; the Exit to raise. Only for coded (PHI-free) errors
-    and errors of our own making: the message is printed."""
+    """Print ``error <Type>: <message>`` on stderr (the type once where the message starts with it, as aiokafka's
+    do); the Exit to raise. Only for coded (PHI-free) errors and errors of our own making: the message is printed."""
     text, kind = str(exc), type(exc).__name__
     err.print(f"[red]error[/] {text if text.startswith(kind) else f'{kind}: {text}'}", markup=True, highlight=False)
     return typer.Exit(EXIT_FAILED)
