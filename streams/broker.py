@@ -94,6 +94,24 @@ async def start_client(client: Any, timeout_s: float | None = None) -> Any:
     return client
 
 
+async def missing_topics(kafka: KafkaSettings, names: Sequence[str], *, timeout_s: float = 30.0) -> list[str]:
+    """Those of ``names`` the cluster does not have (listed, not looked up: a consumer's or a metadata lookup would
+    create the topic on a broker that creates topics on first use, as Tansu does)."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = await start_client(AIOKafkaAdminClient(**client_kwargs(kafka)), timeout_s)
+    try:
+        existing = set(await asyncio.wait_for(admin.list_topics(), timeout_s))
+    finally:
+        await admin.close()
+    return [n for n in dict.fromkeys(names) if n not in existing]
+
+
+def no_such_topics(kafka: KafkaSettings, names: Sequence[str]) -> str:
+    """The message for topics that do not exist (topic names and servers only)."""
+    return f"no topic {', '.join(names)} on {kafka.bootstrap_servers} (a typo? `deidstream create-topics` makes the configured ones)"
+
+
 async def create_topics(kafka: KafkaSettings, names: Sequence[str], *, partitions: int = 4,
                         replication_factor: int = 1, timeout_s: float = 30.0) -> list[str]:
     """Create the topics that do not exist yet; returns those created."""

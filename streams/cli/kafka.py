@@ -128,8 +128,11 @@ def consume(
 async def _consume(settings: Settings, topic: str, max_records: int, idle_s: float, as_json: bool) -> None:
     from aiokafka import AIOKafkaConsumer
 
-    from streams.broker import consumer_kwargs, start_client
+    from streams.broker import consumer_kwargs, missing_topics, no_such_topics, start_client
 
+    missing = await missing_topics(settings.kafka, [topic])
+    if missing:  # subscribing would create it on a broker that makes topics on first use, and print "0 records"
+        raise ValueError(no_such_topics(settings.kafka, missing))
     out = Console()
     consumer = AIOKafkaConsumer(topic, **consumer_kwargs(settings.kafka), group_id=None,
                                 auto_offset_reset="earliest", enable_auto_commit=False)

@@ -148,3 +148,32 @@ def test_when_replay_has_an_upper_offset_then_only_that_range_is_replayed(
     assert summary.records == expected and summary.deid == expected
     with pytest.raises(ValueError, match="new .versioned. topic"):
         asyncio.run(replay(settings, output_topic=topics.deid, processor=processors["v1"]))
+
+
+def test_when_a_topic_does_not_exist_then_replay_compare_and_consume_say_so_and_create_nothing(
+    kafka: KafkaSettings, topics: TopicSettings, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import streams.app
+    from streams.broker import missing_topics
+
+    settings = Settings(kafka=kafka, topics=topics)
+    typo = f"{topics.raw}x"
+    out = f"{topics.raw}.v9"
+    built: list[str] = []
+
+    def must_not_build(*_a: Any) -> BatchProcessor:  # the models load only once the input topic is known to exist
+        built.append("processor")
+        raise AssertionError("the processor was built")
+
+    monkeypatch.setattr(streams.app, "build_processor", must_not_build)
+    with pytest.raises(ValueError, match=f"no topic {typo} on "):
+        asyncio.run(replay(settings, output_topic=out, input_topic=typo))
+    with pytest.raises(ValueError, match=f"no topic {typo} on "):  # an empty comparison would read as "no change"
+        asyncio.run(compare_topics(settings, topics.deid, typo))
+    with pytest.raises(ValueError, match=f"no topic {typo} on "):  # subscribing would create it, and print 0 records
+        asyncio.run(_consume(settings, typo, 10, 1.0, False))
+    assert not built
+    # nothing was created: not the mistyped topic, not the replay's output topics
+    assert asyncio.run(missing_topics(kafka, [typo, *replay_topics(out).values()])) == [
+        typo, *replay_topics(out).values()]
+    assert asyncio.run(missing_topics(kafka, [topics.raw, topics.deid])) == []
