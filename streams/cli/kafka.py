@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from streams.cli._util import EXIT_FAILED, ConfigOpt, ModeOpt, err, fail, load_settings, metrics_summary
+from streams.cli._util import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    ConfigOpt,
+    ModeOpt,
+    err,
+    fail,
+    load_settings,
+    metrics_summary,
+)
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -94,16 +103,26 @@ def produce(
     config: ConfigOpt = None,
 ) -> None:
     """Publish notes (keyed by patient when the note names one) to notes.raw."""
+    from streams.broker import missing_topics, no_such_topics
     from streams.broker import produce as do_produce
     from streams.codec import records_from_path
 
     settings = load_settings(config)
     if not path.exists():
-        raise fail(FileNotFoundError("input path does not exist"))
+        err.print(f"[red]error[/] [E110] input not found: {path}", markup=True, highlight=False)
+        raise typer.Exit(EXIT_USAGE)
     records = records_from_path(path)
     target = topic or settings.topics.raw
+
+    async def publish() -> list[tuple[int, int, int]]:
+        # a missing topic would be made on first use (Tansu does) with the broker's partitions, not the configured
+        missing = await missing_topics(settings.kafka, [target])
+        if missing:
+            raise ValueError(no_such_topics(settings.kafka, missing))
+        return await do_produce(settings.kafka, target, records, traceparent=traceparent)
+
     try:
-        placed = asyncio.run(do_produce(settings.kafka, target, records, traceparent=traceparent))
+        placed = asyncio.run(publish())
     except Exception as exc:
         raise fail(exc) from None
     parts = sorted({p for p, _, _ in placed})

@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -172,6 +173,15 @@ def test_when_a_topic_does_not_exist_then_replay_compare_and_consume_say_so_and_
         asyncio.run(compare_topics(settings, topics.deid, typo))
     with pytest.raises(ValueError, match=f"no topic {typo} on "):  # subscribing would create it, and print 0 records
         asyncio.run(_consume(settings, typo, 10, 1.0, False))
+    # producing would make it with the broker's partitions, not the configured ones
+    from typer.testing import CliRunner
+
+    from streams.cli import app
+
+    monkeypatch.setenv("DEID_KAFKA__BOOTSTRAP_SERVERS", kafka.bootstrap_servers)
+    notes = Path(__file__).resolve().parents[2] / "tests/data/synthetic_small.jsonl"
+    res = CliRunner().invoke(app, ["produce", str(notes), "--topic", typo])
+    assert res.exit_code == 1 and f"no topic {typo} on " in " ".join(res.stderr.split()), res.stderr
     assert not built
     # nothing was created: not the mistyped topic, not the replay's output topics
     assert asyncio.run(missing_topics(kafka, [typo, *replay_topics(out).values()])) == [

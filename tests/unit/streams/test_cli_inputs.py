@@ -212,3 +212,8 @@ def test_when_a_command_raises_a_coded_error_then_main_prints_it_without_a_trace
     flat = " ".join(done.stderr.split())
     assert done.returncode == 1, done.stderr
     assert "error [E100] --sweep needs the ensemble step" in flat and "Traceback" not in done.stderr
+
+
+def test_when_produce_is_given_a_missing_file_then_exit_2_naming_it_before_any_broker_is_asked(tmp_path: Path) -> None:
+    rc, stderr = _run(["produce", str(tmp_path / "missing.jsonl")])
+    assert rc == EXIT_USAGE and "[E110]" in stderr and "missing.jsonl" in " ".join(stderr.split())
