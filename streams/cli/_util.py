@@ -115,17 +115,21 @@ def load_settings(config: Path | None, mode: str | None = None) -> Settings:
     """The effective settings: ``DEID_*`` environment, ``config`` (a YAML file, also for worker
     subprocesses through ``DEID_CONFIG_FILE``), then ``mode`` over ``transform.mode`` when given."""
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError
 
     from schemas.errors import ConfigError
     from streams.settings import Settings
 
     if config is not None:
         os.environ["DEID_CONFIG_FILE"] = str(config)
+    where = f"{'the config file ' + str(config) + ' or ' if config else ''}DEID_* environment"
     try:
         settings = Settings()
     except ValidationError as exc:
-        raise ConfigError(f"invalid settings ({'the config file ' + str(config) + ' or ' if config else ''}DEID_* "
-                          f"environment): {settings_errors(exc)}") from None
+        raise ConfigError(f"invalid settings ({where}): {settings_errors(exc)}") from None
+    except SettingsError as exc:  # a value that is no JSON where a field wants it ("error parsing value for field
+        # "pipeline" from source "EnvSettingsSource""): the field and the source, not the value
+        raise ConfigError(f"invalid settings ({where}): {exc}") from None
     if mode is not None:
         settings = settings.model_copy(update={"transform": settings.transform.model_copy(update={"mode": mode})})
     return settings

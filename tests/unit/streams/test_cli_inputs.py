@@ -136,6 +136,9 @@ def test_when_a_kafka_record_and_a_file_line_hold_blank_text_then_both_are_rejec
     ("worker:\n  batch_size: -3\n", {}, "worker.batch_size: Input should be greater than or equal to 1"),
     (None, {"DEID_WORKER__BATCH_SIZE": "-3"}, "worker.batch_size: Input should be greater than or equal to 1"),
     ("worker: [1, 2\n", {}, "must hold a YAML mapping"),
+    # a variable that must hold JSON and does not
+    (None, {"DEID_PIPELINE__OPTIONS": "Hunter2-Quillfeather not json"},
+     'error parsing value for field "pipeline" from source "EnvSettingsSource"'),
     # a wrong value of a secret's field: the error names the field, never the value given
     ("kafka:\n  sasl_password: {value: Hunter2-Quillfeather}\n", {}, "kafka.sasl_password: Input should be a valid string"),
 ])
