@@ -30,7 +30,7 @@ test: setup
 
 lint: setup
 	$(VENV)/bin/ruff check streams processors dictionaries schemas tests
-	$(VENV)/bin/mypy processors schemas
+	$(VENV)/bin/mypy processors schemas streams dictionaries
 
 bench: setup
 	$(VENV)/bin/deidstream bench --n 2000 --chars 1000 -o scripts/results/bench_detect.json

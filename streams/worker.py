@@ -196,7 +196,8 @@ class BatchProcessor:
         llm_outcome = (str(status), getattr(llm, "reason", None)) if status else None
         if span is not None:
             try:
-                attrs = {"deid.outcome": kind, "deid.spans": len(note.spans), "deid.leak": bool(note.leak)}
+                attrs: dict[str, str | int | bool] = {"deid.outcome": kind, "deid.spans": len(note.spans),
+                                                      "deid.leak": bool(note.leak)}
                 if llm_outcome is not None:
                     attrs["deid.llm"] = llm_outcome[0] + (f":{llm_outcome[1]}" if llm_outcome[1] else "")
                 span.set_attributes(attrs)
