@@ -75,11 +75,13 @@ class NoteTimeout(ProcessingError):
         super().__init__(f"note exceeded its time budget of {budget_s:g} s (worker.note_timeout_s){where}")
 
 
-def validation_summary(exc: ValidationError, limit: int = 5) -> str:
-    """A pydantic error as field paths and error types only ("patient.dob: date_from_datetime_parsing"):
-    never the input values, which may be note content."""
-    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '<root>'}: {e.get('type')}"
-             for e in exc.errors(include_input=False, include_url=False)]
+def validation_summary(exc: ValidationError, limit: int = 5, *, messages: bool = False) -> str:
+    """A pydantic error as field paths and error types only ("patient.dob: date_from_datetime_parsing"), or with
+    ``messages`` pydantic's messages instead of the types ("worker.batch_size: Input should be greater than or equal
+    to 1"): never the input values, which may be note content or a secret."""
+    key = "msg" if messages else "type"
+    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '<root>'}: {e.get(key)}"
+             for e in exc.errors(include_input=False, include_url=False, include_context=False)]
     return "; ".join(parts[:limit])
 
 

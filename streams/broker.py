@@ -107,9 +107,13 @@ async def missing_topics(kafka: KafkaSettings, names: Sequence[str], *, timeout_
     return [n for n in dict.fromkeys(names) if n not in existing]
 
 
-def no_such_topics(kafka: KafkaSettings, names: Sequence[str]) -> str:
-    """The message for topics that do not exist (topic names and servers only)."""
-    return f"no topic {', '.join(names)} on {kafka.bootstrap_servers} (a typo? `deidstream create-topics` makes the configured ones)"
+async def require_topics(kafka: KafkaSettings, names: Sequence[str]) -> None:
+    """Raise ValueError naming those of ``names`` the cluster does not have (topic names and servers only), before a
+    command would create them by using them or read an empty topic as a result."""
+    missing = await missing_topics(kafka, names)
+    if missing:
+        raise ValueError(f"no topic {', '.join(missing)} on {kafka.bootstrap_servers} (a typo? `deidstream "
+                         "create-topics` makes the configured ones)")
 
 
 async def create_topics(kafka: KafkaSettings, names: Sequence[str], *, partitions: int = 4,

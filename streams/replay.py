@@ -23,10 +23,9 @@ import orjson
 from streams.broker import (
     consumer_kwargs,
     create_topics,
-    missing_topics,
-    no_such_topics,
     producer_kwargs,
     read_topic,
+    require_topics,
     start_client,
 )
 from streams.codec import InRecord, normalize_headers
@@ -108,9 +107,7 @@ async def replay(
         raise ValueError("replay output must be a new (versioned) topic, not one of the live topics")
     group = group_id or f"deidstream-replay-{output_topic}"
     # before the models load and the output topics are made: a mistyped input topic changes nothing
-    missing = await missing_topics(settings.kafka, [source])
-    if missing:
-        raise ValueError(no_such_topics(settings.kafka, missing))
+    await require_topics(settings.kafka, [source])
     proc = processor if processor is not None else await asyncio.to_thread(build_processor, settings)
     roles = replay_topics(output_topic)
     await create_topics(settings.kafka, list(roles.values()), partitions=settings.topics.partitions,
@@ -308,9 +305,7 @@ def compare_outputs(
 async def compare_topics(settings: Settings, topic_a: str, topic_b: str, *, metrics_a: str | None = None,
                          metrics_b: str | None = None, timeout_s: float = 60.0) -> CompareReport:
     kafka = settings.kafka
-    missing = await missing_topics(kafka, [topic_a, topic_b])
-    if missing:  # an empty comparison of a mistyped topic would read as "nothing changed"
-        raise ValueError(no_such_topics(kafka, missing))
+    await require_topics(kafka, [topic_a, topic_b])  # an empty comparison would read as "nothing changed"
     ra, rb, rma, rmb = await asyncio.gather(
         read_topic(kafka, topic_a, timeout_s=timeout_s), read_topic(kafka, topic_b, timeout_s=timeout_s),
         read_topic(kafka, metrics_a or metrics_topic_for(settings, topic_a), timeout_s=timeout_s),

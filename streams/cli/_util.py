@@ -136,11 +136,12 @@ def load_settings(config: Path | None, mode: str | None = None) -> Settings:
 
 
 def settings_errors(exc: ValidationError, limit: int = 5) -> str:
-    """A settings validation error as field paths and pydantic's messages ("worker.batch_size: Input should be greater
-    than or equal to 1"), never the values given: a settings value may be a secret."""
-    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '<root>'}: {e.get('msg')}"
-             for e in exc.errors(include_input=False, include_url=False, include_context=False)]
-    return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
+    """A settings validation error as field paths and pydantic's messages (``validation_summary``), never the values
+    given: a settings value may be a secret."""
+    from schemas.errors import validation_summary
+
+    more = exc.error_count() - limit
+    return validation_summary(exc, limit, messages=True) + (f"; and {more} more" if more > 0 else "")
 
 
 def pipeline_config_for(settings: Settings, *, detect_only: bool, steps: str | None = None) -> PipelineConfig:

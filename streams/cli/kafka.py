@@ -103,8 +103,8 @@ def produce(
     config: ConfigOpt = None,
 ) -> None:
     """Publish notes (keyed by patient when the note names one) to notes.raw."""
-    from streams.broker import missing_topics, no_such_topics
     from streams.broker import produce as do_produce
+    from streams.broker import require_topics
     from streams.codec import records_from_path
 
     settings = load_settings(config)
@@ -113,16 +113,10 @@ def produce(
         raise typer.Exit(EXIT_USAGE)
     records = records_from_path(path)
     target = topic or settings.topics.raw
-
-    async def publish() -> list[tuple[int, int, int]]:
-        # a missing topic would be made on first use (Tansu does) with the broker's partitions, not the configured
-        missing = await missing_topics(settings.kafka, [target])
-        if missing:
-            raise ValueError(no_such_topics(settings.kafka, missing))
-        return await do_produce(settings.kafka, target, records, traceparent=traceparent)
-
     try:
-        placed = asyncio.run(publish())
+        # a missing topic would be made on first use (Tansu does) with the broker's partitions, not the configured
+        asyncio.run(require_topics(settings.kafka, [target]))
+        placed = asyncio.run(do_produce(settings.kafka, target, records, traceparent=traceparent))
     except Exception as exc:
         raise fail(exc) from None
     parts = sorted({p for p, _, _ in placed})
@@ -147,11 +141,10 @@ def consume(
 async def _consume(settings: Settings, topic: str, max_records: int, idle_s: float, as_json: bool) -> None:
     from aiokafka import AIOKafkaConsumer
 
-    from streams.broker import consumer_kwargs, missing_topics, no_such_topics, start_client
+    from streams.broker import consumer_kwargs, require_topics, start_client
 
-    missing = await missing_topics(settings.kafka, [topic])
-    if missing:  # subscribing would create it on a broker that makes topics on first use, and print "0 records"
-        raise ValueError(no_such_topics(settings.kafka, missing))
+    # subscribing would create it on a broker that makes topics on first use, and print "0 records"
+    await require_topics(settings.kafka, [topic])
     out = Console()
     consumer = AIOKafkaConsumer(topic, **consumer_kwargs(settings.kafka), group_id=None,
                                 auto_offset_reset="earliest", enable_auto_commit=False)
