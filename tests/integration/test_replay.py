@@ -7,16 +7,19 @@ import asyncio
 import json
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from paths import DATA
 from stream_helpers import header
+from typer.testing import CliRunner
 
+import streams.app
 from processors.pipeline import Pipeline, PipelineConfig
 from streams import telemetry
-from streams.broker import produce, read_topic
+from streams.broker import missing_topics, produce, read_topic
+from streams.cli import app
 from streams.cli.kafka import _consume
 from streams.codec import SOURCE_HEADER, RawRecord
 from streams.replay import compare_topics, replay, replay_topics
@@ -154,9 +157,6 @@ def test_when_replay_has_an_upper_offset_then_only_that_range_is_replayed(
 def test_when_a_topic_does_not_exist_then_replay_compare_and_consume_say_so_and_create_nothing(
     kafka: KafkaSettings, topics: TopicSettings, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import streams.app
-    from streams.broker import missing_topics
-
     settings = Settings(kafka=kafka, topics=topics)
     typo = f"{topics.raw}x"
     out = f"{topics.raw}.v9"
@@ -174,13 +174,8 @@ def test_when_a_topic_does_not_exist_then_replay_compare_and_consume_say_so_and_
     with pytest.raises(ValueError, match=f"no topic {typo} on "):  # subscribing would create it, and print 0 records
         asyncio.run(_consume(settings, typo, 10, 1.0, False))
     # producing would make it with the broker's partitions, not the configured ones
-    from typer.testing import CliRunner
-
-    from streams.cli import app
-
     monkeypatch.setenv("DEID_KAFKA__BOOTSTRAP_SERVERS", kafka.bootstrap_servers)
-    notes = Path(__file__).resolve().parents[2] / "tests/data/synthetic_small.jsonl"
-    res = CliRunner().invoke(app, ["produce", str(notes), "--topic", typo])
+    res = CliRunner().invoke(app, ["produce", str(DATA / "synthetic_small.jsonl"), "--topic", typo])
     assert res.exit_code == 1 and f"no topic {typo} on " in " ".join(res.stderr.split()), res.stderr
     assert not built
     # nothing was created: not the mistyped topic, not the replay's output topics

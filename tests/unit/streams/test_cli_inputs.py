@@ -5,9 +5,13 @@ rejected with the code the Kafka path uses (E122), and an error's place names on
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from paths import REPO
 from typer.testing import CliRunner
 
 from streams.cli import app
@@ -15,6 +19,8 @@ from streams.cli._util import EXIT_SOME_FAILED, EXIT_USAGE
 
 KEEP = '{"note_id": "earlier run", "spans": []}\n'
 NOTE = json.dumps({"note_id": "n1", "text": "Seen by Dr. Quillfeather on 03/14/2021 for chest pain."})
+#: the same note as a gold record without spans
+GOLD = json.dumps({"id": "n1", "text": json.loads(NOTE)["text"], "spans": []}) + "\n"
 
 
 @pytest.fixture
@@ -163,16 +169,16 @@ def test_when_a_settings_value_is_invalid_then_exit_2_naming_the_field_never_its
     assert out.read_text() == KEEP
 
 
-def test_when_another_command_meets_an_invalid_setting_then_it_exits_2_with_the_config_error() -> None:
-    import os
-    import subprocess
-    import sys
+def _main(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    """The CLI through its entry point's ``main()`` (CliRunner calls the app and bypasses it), in a fresh process."""
+    environ = {k: v for k, v in os.environ.items() if k != "DEID_CONFIG_FILE"} | env
+    return subprocess.run([sys.executable, "-m", "streams.cli", *args], cwd=REPO, env=environ, capture_output=True,
+                          text=True, timeout=300)
 
-    # through the installed entry point's main(), which every command's configuration error reaches
-    env = {k: v for k, v in os.environ.items() if k != "DEID_CONFIG_FILE"}
-    env["DEID_WORKER__BATCH_SIZE"] = "0"
-    done = subprocess.run([sys.executable, "-m", "streams.cli", "config", "show"], env=env, capture_output=True, text=True,
-                          timeout=120)
+
+def test_when_another_command_meets_an_invalid_setting_then_it_exits_2_with_the_config_error() -> None:
+    # every command's configuration error reaches main()
+    done = _main(["config", "show"], DEID_WORKER__BATCH_SIZE="0")
     flat = " ".join(done.stderr.split())
     assert done.returncode == EXIT_USAGE, done.stderr
     assert "config error [E300]" in flat and "worker.batch_size" in flat and "Traceback" not in done.stderr
@@ -182,12 +188,10 @@ def test_when_another_command_meets_an_invalid_setting_then_it_exits_2_with_the_
     ({}, [], "[E110]"),  # no gold file
     ({"gold.jsonl": '{"id": "a", "text": "short", "spans": [{"start": 5, "end": 9, "label": "NAME"}]}\n'}, [],
      "[E100] gold record 1: span [5, 9) outside the text"),
-    ({"gold.jsonl": NOTE.replace('"note_id"', '"id"')[:-1] + ', "spans": []}\n'}, ["--pred", "{tmp}/absent.jsonl"],
-     "[E110]"),
-    ({"gold.jsonl": NOTE.replace('"note_id"', '"id"')[:-1] + ', "spans": []}\n', "pred.jsonl": '{"note_id": "n1"\n'},
-     ["--pred", "{tmp}/pred.jsonl"], "[E102] pred.jsonl:1: invalid JSON"),
-    ({"gold.jsonl": NOTE.replace('"note_id"', '"id"')[:-1] + ', "spans": []}\n'}, ["--labels", "nosuchmap"],
-     "[E300] label map 'nosuchmap'"),
+    ({"gold.jsonl": GOLD}, ["--pred", "{tmp}/absent.jsonl"], "[E110]"),
+    ({"gold.jsonl": GOLD, "pred.jsonl": '{"note_id": "n1"\n'}, ["--pred", "{tmp}/pred.jsonl"],
+     "[E102] pred.jsonl:1: invalid JSON"),
+    ({"gold.jsonl": GOLD}, ["--labels", "nosuchmap"], "[E300] label map 'nosuchmap'"),
 ])
 def test_when_eval_is_given_a_wrong_gold_predictions_or_label_map_then_exit_2_with_the_coded_error_before_any_model(
         tmp_path: Path, no_model_loads: None, files: dict[str, str], extra: list[str], says: str) -> None:
@@ -202,16 +206,9 @@ def test_when_eval_is_given_a_wrong_gold_predictions_or_label_map_then_exit_2_wi
 
 def test_when_a_command_raises_a_coded_error_then_main_prints_it_without_a_traceback_and_exits_1(
         tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
     # --sweep re-applies the ensemble: without the ensemble step it is an InputError (E100) raised mid-command
-    env = {k: v for k, v in os.environ.items() if k != "DEID_CONFIG_FILE"}
-    done = subprocess.run([sys.executable, "-m", "streams.cli", "eval", "--gold", "tests/data/synthetic_small.jsonl",
-                           "--report", str(tmp_path / "report"), "--steps", "regex", "--limit", "3", "--sweep",
-                           "ner=0.5", "--no-html"], cwd=Path(__file__).resolve().parents[3], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = _main(["eval", "--gold", "tests/data/synthetic_small.jsonl", "--report", str(tmp_path / "report"),
+                  "--steps", "regex", "--limit", "3", "--sweep", "ner=0.5", "--no-html"])
     flat = " ".join(done.stderr.split())
     assert done.returncode == 1, done.stderr
     assert "error [E100] --sweep needs the ensemble step" in flat and "Traceback" not in done.stderr

@@ -6,13 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from streams.broker import free_port
-
-REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("args", [
