@@ -16,6 +16,9 @@ acknowledged and committed while batch N+1 is processed (at most one batch waits
   ``/readyz`` on ``health.host:health.port``; a timer samples consumer lag per partition for the
   ``deid.consumer.lag`` gauge; another probes the bootstrap servers and exits with code 69 once none has
   accepted a connection for ``worker.broker_timeout_s`` (the Kafka clients would retry forever).
+- Topics: before joining the group the worker waits up to ``worker.topics_wait_s`` for its five configured topics
+  to exist and exits with code 78 naming those that do not (``check_topics``): faust would read a mistyped input
+  topic that a broker creating topics on first use makes for it, and idle there, ready, for ever.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ logger = logging.getLogger(__name__)
 EXIT_DELIVERY_FAILED = 75
 #: Exit code when no Kafka bootstrap server accepted a connection for worker.broker_timeout_s (EX_UNAVAILABLE).
 EXIT_BROKER_UNAVAILABLE = 69
+#: Exit code when a configured topic does not exist after worker.topics_wait_s (EX_CONFIG).
+EXIT_TOPICS_MISSING = 78
 
 
 async def _finish_uncancelled(job: asyncio.Future[Any], n_records: int) -> bool:
@@ -363,6 +368,27 @@ def clamp_payload_loggers(level: str | int) -> None:
         logging.getLogger(name).setLevel(floor)
 
 
+def check_topics(settings: Settings) -> None:
+    """Wait up to ``worker.topics_wait_s`` for the configured topics; exit with code 78 naming those still missing.
+    A cluster no listing reached in that time is left to the broker watch (exit 69 after
+    ``worker.broker_timeout_s``); 0 skips the check."""
+    from streams.broker import wait_for_topics
+
+    wait_s = settings.worker.topics_wait_s
+    if not wait_s:
+        return
+    missing = asyncio.run(wait_for_topics(settings.kafka, settings.topics.all(), wait_s=wait_s))
+    if missing is None:
+        logger.warning("topics not checked: no bootstrap server of %s answered within %.0f s "
+                       "(worker.topics_wait_s)", settings.kafka.bootstrap_servers, wait_s)
+    elif missing:
+        logger.critical("no topic %s on %s after %.0f s (worker.topics_wait_s): a typo in DEID_TOPICS__*? "
+                        "`deidstream create-topics` makes the configured ones; exiting with code %d",
+                        ", ".join(missing), settings.kafka.bootstrap_servers, wait_s, EXIT_TOPICS_MISSING)
+        telemetry.shutdown()
+        sys.exit(EXIT_TOPICS_MISSING)
+
+
 def run_worker(settings: Settings) -> None:
     """Run the worker until SIGTERM/SIGINT (blocks; raises SystemExit like faust's Worker)."""
     import faust
@@ -378,6 +404,7 @@ def run_worker(settings: Settings) -> None:
     # after the pipeline is built: the resource names its version, model and config hash
     telemetry.setup(settings.telemetry, resource=telemetry.resource_attributes(processor.versions))
     health.models_loaded = True
+    check_topics(settings)
     app = create_app(settings, processor, health)
     logger.info("worker: group %s reading %s, steps %s, config %s", settings.worker.group_id, settings.topics.raw,
                 ",".join(processor.pipeline.step_names), processor.versions.config_hash)

@@ -116,6 +116,32 @@ async def require_topics(kafka: KafkaSettings, names: Sequence[str]) -> None:
                          "create-topics` makes the configured ones)")
 
 
+async def wait_for_topics(kafka: KafkaSettings, names: Sequence[str], *, wait_s: float, poll_s: float = 2.0,
+                          ) -> list[str] | None:
+    """List the cluster's topics until every one of ``names`` exists or ``wait_s`` has passed (a topic-creating
+    Job may still be running when a worker starts). Returns those still missing ([]: all there), or None when no
+    listing succeeded in that time (no bootstrap server reachable). Listed, never looked up: a lookup would create
+    the topic on a broker that creates topics on first use. Logs topic names only."""
+    deadline = time.monotonic() + wait_s
+    missing: list[str] | None = None
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            missing = await missing_topics(kafka, names, timeout_s=max(1.0, min(left, 10.0)))
+        except Exception as exc:  # noqa: BLE001 - unreachable now: try again until the deadline
+            logger.warning("could not list the topics of %s (%s)", kafka.bootstrap_servers, type(exc).__name__)
+        else:
+            if not missing:
+                return []
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return missing
+        if missing:
+            logger.warning("topic %s not on %s yet; waiting up to %.0f s more", ", ".join(missing),
+                           kafka.bootstrap_servers, left)
+        await asyncio.sleep(min(poll_s, left))
+
+
 async def create_topics(kafka: KafkaSettings, names: Sequence[str], *, partitions: int = 4,
                         replication_factor: int = 1, timeout_s: float = 30.0) -> list[str]:
     """Create the topics that do not exist yet; returns those created."""

@@ -103,6 +103,12 @@ class WorkerSettings(BaseModel):
     #: No bootstrap server accepting connections for this long: the worker exits (code 69) with a message
     #: instead of retrying forever; its uncommitted batch is redelivered after the restart.
     broker_timeout_s: float = Field(default=300.0, gt=0)
+    #: At start, once its models are loaded, the worker lists the cluster's topics until its five configured
+    #: topics (``topics.*``) exist, for at most this long (a topic-creating Job may still be running); any still
+    #: missing then: it exits with code 78 naming them, instead of reading a mistyped input topic that a broker
+    #: creating topics on first use makes for it, and idling there. 0 turns the check off (a cluster whose ACLs
+    #: hide the topics from listing).
+    topics_wait_s: float = Field(default=60.0, ge=0)
     #: Threads of the numeric libraries (torch, OpenMP, MKL) in each process; 0: the usable cores (CPU
     #: affinity, container quota) shared among the processes of this node (``--workers`` of the CLI; for the
     #: Kafka worker one process per container: see README "Several workers per node").
