@@ -1,7 +1,7 @@
 """The language a note is written in, for the steps that serve a note with models of its language.
 
 The shipped NER and decision models were fitted on English notes; Spanish notes are served by a pair trained with
-Spanish clinical text as well (issue 25: README, Quality, "Spanish notes to their own models"). Which languages are
+Spanish clinical text as well (issue 25: scripts/results/QUALITY_HISTORY.md, "Spanish notes to their own models"). Which languages are
 routed is pipeline policy (``SharedPolicy.language_routes``), so the NER step and the decide step always agree on
 a note's route; each step owns the models it runs for a route.
 

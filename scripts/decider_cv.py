@@ -866,7 +866,7 @@ def ablate(args: argparse.Namespace) -> int:
     without the rule (so design CV is nested; a retraining moves the threshold, which blurs single rules); with
     ``--direct`` the shipped model stays and only the rule is switched off (no design CV: the model saw those notes).
     ``--seeds 13,1,2,3`` retrains with each LightGBM seed and reports the means over them beside each seed's table
-    (one seed's retraining moves nested design fn by 2-3 tokens: README, "How much of that is the seed")."""
+    (one seed's retraining moves nested design fn by 2-3 tokens: scripts/results/QUALITY_HISTORY.md, "How much of that is the seed")."""
     import tempfile
 
     from processors.spans import NER_CANDIDATE_THRESHOLD

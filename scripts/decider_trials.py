@@ -858,7 +858,7 @@ SEEDS_RESULTS = D.RESULTS / "decider_lockbox_seeds.json"
 
 
 def lockbox_seeds(args: argparse.Namespace) -> int:
-    """The protocol's second step (README, Quality: "A protocol for small changes"): the trial's with-NER decision
+    """The protocol's second step (scripts/results/QUALITY_HISTORY.md, "A tool for that protocol"): the trial's with-NER decision
     model retrained with each seed into a temporary folder, and the default pipeline with it scored on every set (the
     lockbox in aggregate: precision, recall, token counts), then the means over the seeds. The shipped models stay
     untouched; ``baseline`` is the shipped configuration through the same steps."""

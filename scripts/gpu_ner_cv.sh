@@ -9,10 +9,10 @@
 #  the case channel behind three seeds (trained on the CPU on 2026-11-29 instead): "k:--steps 400 --case-channel"
 #  "l:--steps 400 --case-channel --seed 7" "m:--steps 400 --case-channel --seed 29"; their weight soup, made here with
 #  `ner_cv.py soup --variants k,l,m --out-variant n --folds 0,1,2,3,4,all`, gave the best design CV so far and lost
-#  lockbox recall: README, "The case channel to the lockbox"; SOUP=V:A,B,C makes such a soup here, e.g.
+#  lockbox recall: scripts/results/QUALITY_HISTORY.md, "The case channel to the lockbox"; SOUP=V:A,B,C makes such a soup here, e.g.
 #  SOUP=s:k,l,m,o,p KEEP_FOLDS=s bash scripts/gpu_ner_cv.sh "k:--steps 400 --case-channel" ... "p:... --seed 67")
-# The larger base (stage 1: 4 layers x 1536, synthetic notes only; README, Quality: "A larger encoder as the NER's
-#  base"): `ner_cv.py base-larger` then `ner_cv.py carry --larger-base` here. It does not fit one call beside the
+# The larger base (stage 1: 4 layers x 1536, synthetic notes only; scripts/results/QUALITY_HISTORY.md, "Tried, one
+#  fold, not taken further: a larger encoder as the NER's base"): `ner_cv.py base-larger` then `ner_cv.py carry --larger-base` here. It does not fit one call beside the
 #  working tree (45 MiB tracked + 14 MiB base + data + wheels > 64 MiB), so it travels first, in a call of its own,
 #  into /tmp, which a warm machine keeps while the next call follows within its idle window:
 #    1. carry [".gpucarry/base_larger"], command "STAGE=carry bash scripts/gpu_ner_cv.sh", timeout_s 60

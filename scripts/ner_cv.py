@@ -352,8 +352,8 @@ def uncarry(args: argparse.Namespace) -> int:
 
 
 def base_larger(args: argparse.Namespace) -> int:
-    """The larger base out of git into ``LARGER_BASE``: stage 1, synthetic notes only (README, Quality: "A larger
-    encoder as the NER's base")."""
+    """The larger base out of git into ``LARGER_BASE``: stage 1, synthetic notes only
+    (scripts/results/QUALITY_HISTORY.md, "Tried, one fold, not taken further: a larger encoder as the NER's base")."""
     dest = write_base(LARGER_BASE, LARGER_BASE_COMMIT, LARGER_BASE_FOLDER)
     check_base(dest)
     meta = json.loads((dest / "deidstream_ner.json").read_text(encoding="utf-8"))

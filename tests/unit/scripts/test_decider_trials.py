@@ -1,5 +1,5 @@
-"""scripts/decider_trials.py: the trials' code does what the README's table says, and leaves the shipped code as it
-was (the trials themselves run for minutes on the training corpora: README, Quality)."""
+"""scripts/decider_trials.py: the trials' code does what the table of trials says (scripts/results/QUALITY_HISTORY.md),
+and leaves the shipped code as it was (the trials themselves run for minutes on the training corpora)."""
 
 from __future__ import annotations
 
