@@ -64,19 +64,42 @@ class KafkaSettings(BaseModel):
         return [s.strip() for s in self.bootstrap_servers.split(",") if s.strip()]
 
 
+#: A name Kafka accepts for a topic: letters, digits, ".", "_" and "-", at most 249 characters.
+TOPIC_NAME = r"^[A-Za-z0-9._-]{1,249}$"
+
+
 class TopicSettings(BaseModel):
+    """The five topics: one kind of record each (the input, and the worker's four outputs), so five names."""
+
     model_config = ConfigDict(extra="forbid")
-    raw: str = "notes.raw"
-    deid: str = "notes.deid"
-    metrics: str = "notes.metrics"
-    dlq: str = "notes.dlq"
-    quarantine: str = "notes.quarantine"
+    raw: str = Field(default="notes.raw", pattern=TOPIC_NAME)
+    deid: str = Field(default="notes.deid", pattern=TOPIC_NAME)
+    metrics: str = Field(default="notes.metrics", pattern=TOPIC_NAME)
+    dlq: str = Field(default="notes.dlq", pattern=TOPIC_NAME)
+    quarantine: str = Field(default="notes.quarantine", pattern=TOPIC_NAME)
     #: Used when deidstream creates the topics (embedded broker, ``broker`` command, replay outputs).
     partitions: int = Field(default=4, ge=1)
     replication_factor: int = Field(default=1, ge=1)
 
     def all(self) -> list[str]:
         return [self.raw, self.deid, self.metrics, self.dlq, self.quarantine]
+
+    @model_validator(mode="after")
+    def _one_kind_each(self) -> TopicSettings:
+        # the input among the outputs: the worker would read what it wrote, for ever; two outputs on one topic: its
+        # readers (the warehouse, the DLQ's) would get records of another contract
+        roles = ("raw", "deid", "metrics", "dlq", "quarantine")
+        first: dict[str, str] = {}
+        for role in roles:
+            name = getattr(self, role)
+            if name in (".", ".."):
+                raise ValueError(f"topics.{role} cannot be {name!r} (Kafka refuses it)")
+            if name in first:
+                why = ("the worker would read its own output" if first[name] == "raw"
+                       else "each topic holds one kind of record")
+                raise ValueError(f"topics.{first[name]} and topics.{role} name the same topic: {why}")
+            first[name] = role
+        return self
 
 
 class WorkerSettings(BaseModel):

@@ -176,6 +176,15 @@ def _main(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300)
 
 
+def test_when_the_worker_is_given_its_input_as_an_output_then_it_exits_2_before_loading_or_connecting() -> None:
+    # a clean note published back onto the input would be read again for ever; no broker runs here, and none is needed
+    done = _main(["worker"], DEID_TOPICS__DEID="notes.raw", DEID_KAFKA__BOOTSTRAP_SERVERS="127.0.0.1:9")
+    flat = " ".join(done.stderr.split())
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert "config error [E300]" in flat and "topics.raw and topics.deid name the same topic" in flat, done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_when_another_command_meets_an_invalid_setting_then_it_exits_2_with_the_config_error() -> None:
     # every command's configuration error reaches main()
     done = _main(["config", "show"], DEID_WORKER__BATCH_SIZE="0")

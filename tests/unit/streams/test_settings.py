@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,31 @@ def test_llm_api_key_is_never_shown_nor_hashed(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("DEID_LLM__API_KEY", "sk-other-key")
     assert Settings().pipeline_config().config_hash() == cfg.config_hash()
 
+
+
+@pytest.mark.parametrize(("env", "says"), [
+    ({"DEID_TOPICS__DEID": "notes.raw"}, "topics.raw and topics.deid name the same topic: the worker would read its own "
+                                         "output"),
+    ({"DEID_TOPICS__QUARANTINE": "notes.raw"}, "topics.raw and topics.quarantine name the same topic"),
+    ({"DEID_TOPICS__DLQ": "notes.quarantine"}, "topics.dlq and topics.quarantine name the same topic: each topic holds "
+                                               "one kind of record"),
+    ({"DEID_TOPICS__METRICS": "notes.deid"}, "topics.deid and topics.metrics name the same topic"),
+    ({"DEID_TOPICS__RAW": "notes raw"}, "String should match pattern"),
+    ({"DEID_TOPICS__RAW": ""}, "String should match pattern"),
+    ({"DEID_TOPICS__DLQ": ".."}, "topics.dlq cannot be '..'"),
+])
+def test_when_topics_collide_or_are_no_kafka_names_then_settings_fail_naming_them(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], says: str,
+) -> None:
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(ValueError, match=re.escape(says)):
+        Settings()
+
+
+def test_when_the_topics_are_five_kafka_names_then_settings_take_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    names = {"RAW": "hosp-a.notes_raw", "DEID": "hosp-a.notes.deid.v2", "METRICS": "M", "DLQ": "a-b_c.d",
+             "QUARANTINE": "x" * 249}
+    for role, name in names.items():
+        monkeypatch.setenv(f"DEID_TOPICS__{role}", name)
+    assert Settings().topics.all() == [names[r] for r in ("RAW", "DEID", "METRICS", "DLQ", "QUARANTINE")]
