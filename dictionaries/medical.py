@@ -22,6 +22,7 @@ import functools
 import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -92,6 +93,10 @@ class TermInfo:
 # ---------------------------------------------------------------------------------------------
 # the vocabulary
 
+#: How many whole-text scans a thread keeps, and how many characters of text at most (:meth:`MedicalVocabulary.scan`)
+KEPT_SCANS = (1024, 4_000_000)
+
+
 class MedicalVocabulary:
     """Medical terms with concept ids; ``find`` scans text in one Aho-Corasick pass.
 
@@ -109,6 +114,9 @@ class MedicalVocabulary:
         if automaton is None:
             automaton = make_automaton(rows)
         self._auto = automaton
+        #: per thread, the latest whole-text scans (:meth:`scan`): recovery, decide and metrics each scan the notes of a
+        #: batch, one step after the other
+        self._kept = threading.local()
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -140,8 +148,36 @@ class MedicalVocabulary:
         """All matches on word boundaries, overlaps included, sorted by (start, -end).
 
         ``start``/``end`` limit the scan to ``text[start:end]``; offsets stay into ``text``.
+
+        This thread's latest whole-text scans are kept (:data:`KEPT_SCANS`): a text scanned whole again gets its
+        matches, and a part of it whose edges touch whitespace (or the text's ends), as ``processors.shapes.windows``
+        cuts them, gets the kept matches that lie inside the part. Those are exactly the part's own matches: a match
+        and its word-boundary test see only its characters and their two neighbours, the part's neighbours are
+        whitespace either way, and normalising works character by character there (the whitespace runs it shortens
+        lie at a part's edges or inside both scans alike; where lower-casing changed the text's length, no part is
+        answered from the kept scan).
         """
         stop = len(text) if end is None else min(end, len(text))
+        start = max(0, start)
+        whole = start == 0 and stop == len(text)
+        kept: OrderedDict[str, tuple[tuple[MedicalMatch, ...], bool]] | None = getattr(self._kept, "scans", None)
+        if kept is None:
+            kept = self._kept.scans = OrderedDict()
+        hit = kept.get(text)
+        if hit is not None:
+            if whole:
+                return list(hit[0])
+            if hit[1] and (start == 0 or text[start - 1].isspace()) and (stop == len(text) or text[stop].isspace()):
+                return [m for m in hit[0] if start <= m.start and m.end <= stop]
+        out = self._scan(text, start, stop)
+        if whole and len(text) <= KEPT_SCANS[1]:
+            kept[text] = (tuple(out), text.isascii() or len(text.lower()) == len(text))
+            self._kept.chars = getattr(self._kept, "chars", 0) + len(text)
+            while len(kept) > KEPT_SCANS[0] or self._kept.chars > KEPT_SCANS[1]:
+                self._kept.chars -= len(kept.popitem(last=False)[0])
+        return out
+
+    def _scan(self, text: str, start: int, stop: int) -> list[MedicalMatch]:
         region = text[start:stop] if start or stop != len(text) else text
         norm, index = normalize_text(region)
         before = text[start - 1] if start > 0 else " "

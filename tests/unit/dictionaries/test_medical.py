@@ -8,7 +8,9 @@ loaded).
 
 from __future__ import annotations
 
+import json
 import pickle
+import random
 from pathlib import Path
 
 import pytest
@@ -156,3 +158,58 @@ def test_when_syntax_is_scanned_without_genes_then_the_vocabulary_genes_are_used
     assert medical_syntax_spans(text) == syntax_spans(text, vocab.genes) == vocab.syntax_spans(text)
     assert (0, 9, "gene") in medical_syntax_spans(text)
     assert medical_syntax_spans(text, start=19, end=30) == syntax_spans(text, vocab.genes, start=19, end=30)
+
+
+def _windows_of(text: str, rng: random.Random) -> list[tuple[int, int]]:
+    """Parts as recovery and decide cut them (whitespace-edged windows around random spans), and parts cut anywhere."""
+    from processors.shapes import windows
+    from schemas.labels import Label
+    from schemas.models import Span
+
+    spans = []
+    for _ in range(rng.randint(1, 6) if len(text) > 1 else 0):
+        a = rng.randrange(0, len(text) - 1)
+        spans.append(Span(start=a, end=min(len(text), a + rng.randint(1, 12)), label=Label.NAME, source="ner"))
+    cut = windows(text, spans, rng.choice([0, 5, 40, 200])) if spans else []
+    anywhere = [tuple(sorted((rng.randrange(len(text) + 1), rng.randrange(len(text) + 1)))) for _ in range(3)]
+    return cut + [(a, b) for a, b in anywhere if b > a]
+
+
+def test_when_a_text_was_scanned_whole_then_its_parts_get_exactly_the_matches_of_their_own_scan(
+        vocab: MedicalVocabulary, shared_dir: Path) -> None:
+    from streams.cli.bench import fixed_length_notes
+
+    texts = [n.text for n in fixed_length_notes(120, 1000)]
+    for name in ("presidio_synth_v2", "meddocan_dev"):  # general English; Spanish accents (not ASCII)
+        with (shared_dir / "data" / "eval" / f"{name}.jsonl").open(encoding="utf-8") as fh:
+            texts += [json.loads(line)["text"] for _, line in zip(range(200), fh, strict=False)]
+    texts += [  # runs of blanks at a part's edges, other blanks, a character that lower-cases to two, final sigma
+        "BP  stable,\n\n  Bruce  protocol\tnext week;\xa0heart failure\u2009and COPD.  ",
+        "İstanbul: asthma and heart failure. ΟΔΟΣ asthma ΣΑΣ heart  failure",
+        "  \n  pneumonia  ", "asthma", "",
+    ]
+    rng = random.Random(5)
+    answered = parts = 0
+    fresh = MedicalVocabulary(vocab.version, vocab._rows, vocab.genes, vocab.chapters, vocab._auto)
+    for text in texts:
+        whole = fresh._scan(text, 0, len(text))
+        assert vocab.scan(text) == whole
+        assert vocab.scan(text) == whole  # kept: the same again
+        for a, b in _windows_of(text, rng):
+            own = fresh._scan(text, a, b)
+            assert vocab.scan(text, a, b) == own, (a, b)
+            parts += 1
+            answered += own != [] and (a == 0 or text[a - 1].isspace()) and (b == len(text) or text[b].isspace())
+    assert parts > 1_000 and answered > 300  # parts with matches, answered from the kept scans
+
+
+def test_when_more_texts_are_scanned_than_are_kept_then_the_oldest_go_and_answers_stay_right(
+        vocab: MedicalVocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(medical, "KEPT_SCANS", (3, 200))
+    v = MedicalVocabulary(vocab.version, vocab._rows, vocab.genes, vocab.chapters, vocab._auto)
+    texts = [f"note {i}: asthma, heart failure and COPD" for i in range(6)] + ["x" * 300 + " asthma"]
+    for text in texts:
+        assert v.scan(text) == v._scan(text, 0, len(text))
+        assert len(v._kept.scans) <= 3 and v._kept.chars <= 200
+    assert list(v._kept.scans) == texts[3:6]  # the newest three; the 307-character text was not kept
+    assert v.scan(texts[0], 8, 14) == v._scan(texts[0], 8, 14) != []
