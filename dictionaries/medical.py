@@ -94,7 +94,7 @@ class TermInfo:
 # the vocabulary
 
 #: How many whole-text scans a thread keeps, and how many characters of text at most (:meth:`MedicalVocabulary.scan`)
-KEPT_SCANS = (1024, 4_000_000)
+KEPT_SCANS = (256, 1_000_000)
 
 
 class MedicalVocabulary:
