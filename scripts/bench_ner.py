@@ -11,7 +11,9 @@ Measures, in one run (so the machine load is shared):
    over the same notes (``interleaved_vs_presidio``), so a change in the machine's speed during the run
    moves both rates alike (on shared 2-core machines it drifts by 10-40% within minutes); the batches run as
    the CLI runs them (``Pipeline.run_stream``), and detection once more batch by batch as the Kafka worker
-   runs them (``detect_with_ner_batch_by_batch``).
+   runs them (``detect_with_ner_batch_by_batch``). Each of the three comparisons runs on notes of its own, which
+   neither side has seen (since 2026-12-05; before, the bench notes repeated about seven times each and all three
+   comparisons ran on the same notes, so the pipeline's memos answered from notes already seen).
 
 usage: python scripts/bench_ner.py [--n 200] [--chars 1000] [--model-dir DIR] [--skip-onnx] [-o FILE]
 """
@@ -131,21 +133,23 @@ def presidio_rate(texts: list[str]) -> dict[str, Any]:
 
 
 def interleaved(settings: Settings, steps: tuple[str, ...], n: int, chars: int, rounds: int, pool: Any,
-                stream: bool = True) -> dict[str, Any]:
+                stream: bool = True, seed: int = 2024) -> dict[str, Any]:
     """Our pipeline and Presidio in alternating rounds over the same notes (Presidio in ``pool``'s process;
     each side idles while the other runs), so both see the same machine: drift in the machine's speed
     during a run moves both rates, not their ratio. ``stream``: the batches of a round go through
     ``Pipeline.run_stream`` as the CLI runs them (``detect`` / ``deid`` / ``eval`` in one process: the NER of the
-    next batch started ahead); else ``Pipeline.run`` batch by batch, as the Kafka worker runs them."""
+    next batch started ahead); else ``Pipeline.run`` batch by batch, as the Kafka worker runs them. ``seed``: the
+    notes' (each comparison of a run gets notes of its own, no side having seen them before)."""
     from processors.runtime import freeze_loaded
     from streams.cli._util import batched, build_pipeline
 
-    notes = fixed_length_notes(n, chars)
+    notes = fixed_length_notes(n, chars, seed=seed)
+    warm = fixed_length_notes(64, chars, seed=seed + 1)
     cfg = settings.pipeline_config().model_copy(update={"steps": steps})
     pipeline = build_pipeline(settings, cfg)
-    pipeline.run(notes[:64])  # warm-up: vocabularies, model
+    pipeline.run(warm)  # warm-up (other notes): vocabularies, model
     freeze_loaded()  # as the CLI and the worker do once their first batch has loaded what loads at first use
-    pool.apply(presidio_seconds, ([x.text for x in notes[:5]],))
+    pool.apply(presidio_seconds, ([x.text for x in warm[:5]],))
     ours = theirs = 0.0
     per_round = []
     size = -(-len(notes) // rounds)
@@ -226,9 +230,10 @@ def main() -> None:
         if not args.skip_pipeline:
             # the CLI's runner (run_stream), and batch by batch as the Kafka worker runs (run)
             report["interleaved_vs_presidio"] = {
-                key: interleaved(Settings(), steps, args.n, args.chars, args.rounds, pool, stream)
-                for key, steps, stream in (("detect_with_ner", DETECT_STEPS, True), ("full_with_ner", FULL_STEPS, True),
-                                           ("detect_with_ner_batch_by_batch", DETECT_STEPS, False))}
+                key: interleaved(Settings(), steps, args.n, args.chars, args.rounds, pool, stream, seed)
+                for key, steps, stream, seed in (
+                    ("detect_with_ner", DETECT_STEPS, True, 3001), ("full_with_ner", FULL_STEPS, True, 3002),
+                    ("detect_with_ner_batch_by_batch", DETECT_STEPS, False, 3003))}
             print("interleaved", json.dumps(report["interleaved_vs_presidio"]), file=sys.stderr)
     if "detect_with_ner" in report:
         report["speedup_vs_presidio"] = {
