@@ -97,6 +97,15 @@ class TermInfo:
 KEPT_SCANS = (256, 1_000_000)
 
 
+class _KeptScans(threading.local):
+    """One thread's latest whole-text scans: text -> (its matches, whether its normalisation kept one character per
+    character), oldest first, and the characters of the texts kept."""
+
+    def __init__(self) -> None:
+        self.scans: OrderedDict[str, tuple[tuple[MedicalMatch, ...], bool]] = OrderedDict()
+        self.chars = 0
+
+
 class MedicalVocabulary:
     """Medical terms with concept ids; ``find`` scans text in one Aho-Corasick pass.
 
@@ -116,7 +125,7 @@ class MedicalVocabulary:
         self._auto = automaton
         #: per thread, the latest whole-text scans (:meth:`scan`): recovery, decide and metrics each scan the notes of a
         #: batch, one step after the other
-        self._kept = threading.local()
+        self._kept = _KeptScans()
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -160,9 +169,7 @@ class MedicalVocabulary:
         stop = len(text) if end is None else min(end, len(text))
         start = max(0, start)
         whole = start == 0 and stop == len(text)
-        kept: OrderedDict[str, tuple[tuple[MedicalMatch, ...], bool]] | None = getattr(self._kept, "scans", None)
-        if kept is None:
-            kept = self._kept.scans = OrderedDict()
+        kept = self._kept.scans
         hit = kept.get(text)
         if hit is not None:
             if whole:
@@ -172,7 +179,7 @@ class MedicalVocabulary:
         out = self._scan(text, start, stop)
         if whole and len(text) <= KEPT_SCANS[1]:
             kept[text] = (tuple(out), text.isascii() or len(text.lower()) == len(text))
-            self._kept.chars = getattr(self._kept, "chars", 0) + len(text)
+            self._kept.chars += len(text)
             while len(kept) > KEPT_SCANS[0] or self._kept.chars > KEPT_SCANS[1]:
                 self._kept.chars -= len(kept.popitem(last=False)[0])
         return out
