@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import shutil
 import signal
@@ -117,28 +118,38 @@ async def require_topics(kafka: KafkaSettings, names: Sequence[str]) -> None:
 
 
 async def wait_for_topics(kafka: KafkaSettings, names: Sequence[str], *, wait_s: float, poll_s: float = 2.0,
-                          ) -> list[str] | None:
+                          say_every_s: float = 15.0) -> list[str] | None:
     """List the cluster's topics until every one of ``names`` exists or ``wait_s`` has passed (a topic-creating
     Job may still be running when a worker starts). Returns those still missing ([]: all there), or None when no
     listing succeeded in that time (no bootstrap server reachable). Listed, never looked up: a lookup would create
-    the topic on a broker that creates topics on first use. Logs topic names only."""
+    the topic on a broker that creates topics on first use. Logs topic names only: a warning when what is missing
+    (or that the cluster cannot be listed) changes, and the same again at most every ``say_every_s``."""
     deadline = time.monotonic() + wait_s
     missing: list[str] | None = None
+    said: tuple[str, ...] | None = None
+    said_at = -math.inf
     while True:
         left = deadline - time.monotonic()
         try:
             missing = await missing_topics(kafka, names, timeout_s=max(1.0, min(left, 10.0)))
+            state: tuple[str, ...] = tuple(missing)
         except Exception as exc:  # noqa: BLE001 - unreachable now: try again until the deadline
-            logger.warning("could not list the topics of %s (%s)", kafka.bootstrap_servers, type(exc).__name__)
+            state = ("", type(exc).__name__)  # no topic name is empty: this never equals a list of missing topics
         else:
             if not missing:
                 return []
         left = deadline - time.monotonic()
         if left <= 0:
             return missing
-        if missing:
-            logger.warning("topic %s not on %s yet; waiting up to %.0f s more", ", ".join(missing),
-                           kafka.bootstrap_servers, left)
+        now = time.monotonic()
+        if state != said or now - said_at >= say_every_s:
+            said, said_at = state, now
+            if state[:1] == ("",):
+                logger.warning("could not list the topics of %s (%s); trying for %.0f s more",
+                               kafka.bootstrap_servers, state[1], left)
+            else:
+                logger.warning("topic %s not on %s yet; waiting up to %.0f s more", ", ".join(state),
+                               kafka.bootstrap_servers, left)
         await asyncio.sleep(min(poll_s, left))
 
 

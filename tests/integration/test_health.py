@@ -126,10 +126,7 @@ def test_when_the_broker_never_comes_back_then_the_worker_exits_with_a_clear_mes
                                           DEID_TOPICS__METRICS="notes.metrics", DEID_TOPICS__DLQ="notes.dlq",
                                           DEID_TOPICS__QUARANTINE="notes.quarantine",
                                           DEID_WORKER__BROKER_TIMEOUT_S="8")
-        deadline = time.monotonic() + 90
-        while probe(worker.health_port, "/readyz")[0] != 200:
-            assert time.monotonic() < deadline and worker.proc.poll() is None, worker.text()[-3000:]
-            time.sleep(0.2)
+        worker.wait_ready(90)
     finally:
         own.stop()
     down = time.monotonic()

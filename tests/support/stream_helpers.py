@@ -59,6 +59,21 @@ class WorkerProc:
             assert time.monotonic() < deadline, f"worker not live within {timeout_s}s: {self.text()[-2000:]}"
             time.sleep(0.2)
 
+    def wait_ready(self, timeout_s: float = 120.0) -> None:
+        """Until ``/readyz`` answers 200; fails if the worker exits first or the time runs out."""
+        deadline = time.monotonic() + timeout_s
+        while probe(self.health_port, "/readyz")[0] != 200:
+            assert self.proc.poll() is None, f"worker exited {self.proc.returncode}: {self.text()[-3000:]}"
+            assert time.monotonic() < deadline, f"worker not ready within {timeout_s}s: {self.text()[-3000:]}"
+            time.sleep(0.2)
+
+    def wait_exit(self, timeout_s: float = 120.0) -> int:
+        """Until the worker exits by itself (no signal sent): its exit code; fails if it runs past ``timeout_s``."""
+        try:
+            return int(self.proc.wait(timeout_s))
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the worker did not stop within {timeout_s}s: {self.text()[-3000:]}") from None
+
     def kill9(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(30)
