@@ -18,6 +18,9 @@
     # 7. the default pipeline as it runs on the design notes, a decision model trained without each fold's patients:
     #    pooled P / R and the residual-risk AUROC (the lockbox has too few notes with a miss to rank)
     .venv/bin/python scripts/decider_cv.py risk-cv [-o scripts/results/decider_risk_cv.json]
+    # 8. the fold models' word-piece label probabilities of the design notes (no text; the ner_probs trial of
+    #    decider_trials.py), compared with the kept spans, and the spans decoded from the same probabilities
+    .venv/bin/python scripts/decider_cv.py oof-probs [--packs .gpu/packs --variant d] [--out F] [--spans-out G]
 
 The lockbox (``processors.evaluation.lockbox``) is never trained on and only scored in aggregate: this script
 prints and writes precision, recall and token counts per label for it, nothing per note.
@@ -164,6 +167,156 @@ def oof(args: argparse.Namespace) -> int:
                 fh.write(json.dumps(rows[g.id]) + "\n")
     print(f"wrote {out} ({out.stat().st_size} bytes)")
     return 0
+
+
+#: the out-of-fold NER probabilities of the design notes (``oof-probs``): per note, the word pieces whose entity
+#: probability reaches ``PROB_FLOOR``, with each label's probability (B + I over its classes) in units of 1 / PROB_UNIT.
+#: From the shipped recipe retrained on 2026-12-05, which is another draw than the kept spans' (``OOF``; the model
+#: card says why): its own spans, decoded from the same probabilities, are ``OOF_REDRAW``
+OOF_PROBS = REPO / "scripts/data/ner_probs_physionet_design_redraw.jsonl.gz"
+OOF_REDRAW = REPO / "scripts/data/ner_oof_physionet_design_redraw.jsonl.gz"
+PROB_FLOOR = 0.001
+PROB_UNIT = 10_000
+
+
+def piece_masses(offsets: Any, probs: Any, index: Any) -> tuple[tuple[str, ...], list[list[int]]]:
+    """(the model's labels in index order, [start, end, each label's probability x PROB_UNIT] of every piece whose
+    entity probability, 1 - P(O), reaches PROB_FLOOR). No text: offsets and numbers only."""
+    import numpy as np
+
+    from processors.ner.step import _label_ids, parse_class
+
+    label_of = _label_ids(index)
+    firsts = sorted(set(label_of.tolist()))
+    labels = tuple(str(parse_class(index.classes[c])[0]) for c in firsts)
+    p_class = probs[:, list(index.begin)] + probs[:, list(index.inside)]
+    mass = np.zeros((len(probs), len(firsts)), dtype=np.float64)
+    for j, c in enumerate(firsts):
+        mass[:, j] = p_class[:, label_of == c].sum(axis=1)
+    entity = 1.0 - probs[:, index.outside]
+    keep = np.flatnonzero((entity >= PROB_FLOOR) & (offsets[:, 1] > offsets[:, 0]))
+    rows = [[int(offsets[i, 0]), int(offsets[i, 1]), *(int(round(v * PROB_UNIT)) for v in mass[i])] for i in keep]
+    return labels, rows
+
+
+def _probs_fold(job: tuple[int, str, str, list[Any], int, dict[str, dict[str, list[dict[str, Any]]]]],
+                ) -> dict[str, Any]:
+    """One fold's held-out notes: their pieces' label probabilities from the fold's model (int8 CPU, as ``oof``), and
+    whether the spans decoded from them are the kept out-of-fold file's (the same model, reproduced)."""
+    k, packs, variant, notes, threads, kept, thresholds = job
+    import torch
+    from ner_cv import unpack
+
+    from processors.ner.step import decode_spans, load_model, only_function_words, predict
+
+    torch.set_num_threads(threads)
+    model_dir = unpack(Path(packs) / f"{variant}fold{k}.tar", REPO / ".gpu/models" / f"{variant}fold{k}")
+    model = load_model(str(model_dir.resolve()), "cpu", True, "auto")
+    pieces = predict(model, [g.text for g in notes], batch_size=32, max_length=512, overlap=64)
+    rows: dict[str, Any] = {}
+    same = differ = 0
+    labels: tuple[str, ...] = ()
+    for g, p in zip(notes, pieces, strict=True):
+        labels, masses = piece_masses(p.offsets, p.probs, model.index)
+        spans = {str(t): [_span_dict(s) for s in decode_spans(g.text, p.offsets, p.probs, model.index,
+                                                              token_threshold=t, min_score=t)
+                          if not only_function_words(g.text[s.start:s.end])] for t in thresholds}
+        rows[g.id] = {"id": g.id, "fold": k, "pieces": masses, "spans": spans}
+        for t, want in kept[g.id].items():
+            if str(float(t)) not in spans:
+                continue
+            if spans[str(float(t))] == want:
+                same += 1
+            else:
+                differ += 1
+    print(json.dumps({"fold": k, "notes": len(notes), "kept_spans_same": same, "differ": differ}), flush=True)
+    return {"rows": rows, "labels": labels, "same": same, "differ": differ}
+
+
+def oof_probs(args: argparse.Namespace) -> int:
+    """Each design note's word pieces' label probabilities from its fold's model (``OOF_PROBS``), compared with the
+    kept out-of-fold spans (``--kept``: packs of the same training give the same spans at every stored threshold; a
+    retraining of the recipe on other data, e.g. a later generator's synthetic mix, does not). ``--spans-out``: the
+    spans decoded from the same probabilities, as ``oof`` writes them (the draw's own out-of-fold file)."""
+    from processors.evaluation.folds import group_folds
+
+    gold = design_gold()
+    folds = group_folds(gold, K, 0)
+    header_kept, kept = read_oof(Path(args.kept))
+    thresholds = [float(t) for t in header_kept["thresholds"]]
+    jobs = [(k, args.packs, args.variant, [gold[i] for i in held], max(1, args.threads),
+             {gold[i].id: kept[gold[i].id] for i in held}, thresholds) for k, held in enumerate(folds)]
+    if args.jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            parts = pool.map(_probs_fold, jobs)
+    else:
+        parts = [_probs_fold(job) for job in jobs]
+    same, differ = sum(p["same"] for p in parts), sum(p["differ"] for p in parts)
+    rows = {k: v for p in parts for k, v in p["rows"].items()}
+    header = {"what": "NER word-piece label probabilities of each PhysioNet dev design note from the fold model "
+                      "trained without its patient (pieces whose entity probability reaches the floor; no text)",
+              "folds": K, "fold_seed": 0, "packs_variant": args.variant, "recipe": args.recipe,
+              "labels": list(parts[0]["labels"]), "floor": PROB_FLOOR, "unit": PROB_UNIT,
+              "torch": __import__("torch").__version__, "numeric_path": "cpu dynamic int8 (profile cpu-int8)",
+              "kept_spans_file": _rel(Path(args.kept)).as_posix(),
+              "kept_spans_reproduced": {"note_thresholds_same": same, "differ": differ}}
+    out = Path(args.out) if args.out else OOF_PROBS
+    with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as fh:
+        fh.write(json.dumps(header) + "\n")
+        for g in gold:
+            r = rows[g.id]
+            fh.write(json.dumps({"id": r["id"], "fold": r["fold"], "pieces": r["pieces"]}, separators=(",", ":")) + "\n")
+    print(f"wrote {out} ({out.stat().st_size} bytes); kept spans reproduced at {same} note-thresholds, {differ} differ")
+    if args.spans_out:
+        spans_out = Path(args.spans_out)
+        spans_header = {"what": "NER spans of each PhysioNet dev design note from the fold model trained without its "
+                                "patient", "folds": K, "fold_seed": 0, "thresholds": thresholds,
+                        "packs_variant": args.variant, "recipe": args.recipe, "torch": header["torch"],
+                        "function_words_dropped": True, "numeric_path": header["numeric_path"],
+                        "probabilities": _rel(out).as_posix()}
+        with gzip.open(spans_out, "wt", encoding="utf-8", compresslevel=9) as fh:
+            fh.write(json.dumps(spans_header) + "\n")
+            for g in gold:
+                r = rows[g.id]
+                fh.write(json.dumps({"id": r["id"], "fold": r["fold"], "spans": r["spans"]}) + "\n")
+        print(f"wrote {spans_out} ({spans_out.stat().st_size} bytes)")
+    return 0
+
+
+def read_probs(path: Path | None = None) -> tuple[dict[str, Any], dict[str, list[list[int]]]]:
+    """(header, note id -> pieces) of an ``oof-probs`` file."""
+    with gzip.open(path or OOF_PROBS, "rt", encoding="utf-8") as fh:
+        header = json.loads(fh.readline())
+        return header, {r["id"]: r["pieces"] for r in map(json.loads, fh)}
+
+
+def shipped_probs(gold: Sequence[Any], name: str) -> tuple[tuple[str, ...], dict[str, list[list[int]]]]:
+    """The shipped NER model's (or ``--ner-model``'s) piece label probabilities on ``gold`` (as ``oof-probs`` writes
+    them), int8 CPU, cached in .gpu/ner_cache by the model's hash (git-ignored)."""
+    from processors.ner.step import DEFAULT_MODEL_DIR, load_model, model_id, predict
+
+    model_dir = Path(OVERRIDE["ner_model"] or DEFAULT_MODEL_DIR)
+    path = REPO / ".gpu/ner_cache" / f"{name}-{model_id(model_dir).rsplit('-', 1)[1]}-probs.jsonl.gz"
+    if path.is_file():
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            labels = tuple(json.loads(fh.readline())["labels"])
+            cached = {r["id"]: r["pieces"] for r in map(json.loads, fh)}
+        if all(g.id in cached for g in gold):
+            return labels, {g.id: cached[g.id] for g in gold}
+    model = load_model(str(model_dir.resolve()), "cpu", True, "auto")
+    pieces = predict(model, [g.text for g in gold], batch_size=32, max_length=512, overlap=64)
+    out: dict[str, list[list[int]]] = {}
+    labels = ()
+    for g, p in zip(gold, pieces, strict=True):
+        labels, out[g.id] = piece_masses(p.offsets, p.probs, model.index)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"labels": list(labels)}) + "\n")
+        for k, v in out.items():
+            fh.write(json.dumps({"id": k, "pieces": v}, separators=(",", ":")) + "\n")
+    return labels, out
 
 
 def oof_filter(args: argparse.Namespace) -> int:
@@ -939,6 +1092,16 @@ def main() -> int:
     o.add_argument("--jobs", type=int, default=1, help="folds run in parallel processes")
     o.add_argument("--no-filter", action="store_true", help="keep spans of function words only (then oof-filter)")
     o.add_argument("--fp32", action="store_true", help="the fold models unquantized (the cpu-fp32 profile's path)")
+    op = sub.add_parser("oof-probs", help="the design notes' word-piece label probabilities from the fold models")
+    op.add_argument("--packs", default=str(REPO / ".gpu/packs"))
+    op.add_argument("--variant", default="d")
+    op.add_argument("--kept", default=str(OOF), help="the out-of-fold spans these packs must reproduce")
+    op.add_argument("--out", default=None, help=f"default: {OOF_PROBS.relative_to(REPO)}")
+    op.add_argument("--spans-out", default=None, help="also the spans decoded from the same probabilities (oof's format)")
+    op.add_argument("--jobs", type=int, default=1, help="folds run in parallel processes")
+    op.add_argument("--threads", type=int, default=2, help="torch threads per process")
+    op.add_argument("--recipe", default="scripts/ner_cv.py train --steps 400 --lr 1e-4 --repeat 3 --variant d "
+                    "--threads 2 (stage-2 base, seed 13), CPU int8 inference")
     f = sub.add_parser("oof-filter")
     f.add_argument("input")
     f.add_argument("out")
@@ -1019,7 +1182,7 @@ def main() -> int:
                     fp32=getattr(args, "fp32", False), other_oof=getattr(args, "other_oof", []))
     return {"oof": oof, "oof-filter": oof_filter, "train": train, "measure": measure, "ablate": ablate,
             "profile": profile, "fold-ners": fold_ners, "oof-score": oof_score, "oof-mean": oof_mean,
-            "risk-cv": risk_cv}[args.cmd](args)
+            "risk-cv": risk_cv, "oof-probs": oof_probs}[args.cmd](args)
 
 
 if __name__ == "__main__":

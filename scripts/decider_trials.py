@@ -9,7 +9,7 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
     # seed_ensemble, ner_noise, token_weights, spelling, section, relative_scores, design_weight_40, other_zipf,
-    # monotone, corpus_convention, small_trees, tiny_trees, fewer_rounds
+    # monotone, corpus_convention, small_trees, tiny_trees, fewer_rounds, ner_probs
     # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
     # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
     .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
@@ -59,6 +59,10 @@ Trials:
   conventions the PhysioNet annotators' way (README, "Policies, not fitting"), retrained and scored in design CV.
 - ``small_trees``, ``tiny_trees``, ``fewer_rounds``: the learner's settings only (15 or 7 leaves with at least 40
   rows a leaf; 250 rounds instead of 500), through ``learner``, which ``monotone`` uses too.
+- ``ner_probs``: six columns from the NER's word-piece probabilities instead of its decoded spans alone: over the
+  candidate's words, the mean and lowest probability of its own label, the mean entity probability, the highest mean
+  of another label; the entity probability of the word before and after it (a span's edges). The design notes' from
+  their fold models (``decider_cv.py oof-probs``, kept in ``scripts/data``), the other corpora's from the shipped NER.
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
   seed + 0, 1000, 2000, 3000): less of the seed's noise in the scores and, perhaps, steadier fold thresholds.
 """
@@ -490,6 +494,74 @@ def relative_scores(note: Any, idx: Sequence[int]) -> list[list[float]]:
     return out
 
 
+NER_PROB_NAMES = ("ner_p_label_mean", "ner_p_label_min", "ner_p_entity_mean", "ner_p_other_max", "ner_p_before",
+                  "ner_p_after")
+#: note id -> its word pieces' label probabilities (``decider_cv.py oof-probs`` for the design notes, the shipped
+#: model's for the other corpora), and the labels' order; filled by :func:`load_ner_probs`
+NER_PROBS: dict[str, Any] = {"labels": (), "notes": {}}
+_TOKEN = re.compile(r"\w+")
+
+
+def load_ner_probs() -> None:
+    """:data:`NER_PROBS` for the training corpora: the design notes' out of fold (``--probs``), the others' from the
+    shipped NER (as their spans)."""
+    header, design = D.read_probs(PROBS_FILE["path"])
+    NER_PROBS["labels"] = tuple(header["labels"])
+    NER_PROBS["notes"] = dict(design)
+    for c in D.training_corpora(DESIGN_WEIGHT["weight"])[1:]:
+        labels, probs = D.shipped_probs(c.gold, c.name)
+        if labels != NER_PROBS["labels"]:
+            raise SystemExit(f"{c.name}: the shipped NER's labels {labels} are not the out-of-fold file's")
+        NER_PROBS["notes"].update(probs)
+
+
+def word_masses(text: str, pieces: Sequence[Sequence[int]], n_labels: int,
+                ) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """The note's words (``\\w+``) and, per word, each label's probability: the highest of its stored pieces (0 where
+    none was stored: entity probability under the floor)."""
+    words = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    mass = np.zeros((len(words), n_labels))
+    if pieces and words:
+        starts = np.asarray([w[0] for w in words])
+        ends = np.asarray([w[1] for w in words])
+        for p in pieces:
+            a, b = p[0], p[1]
+            lo = int(np.searchsorted(ends, a, side="right"))
+            hi = int(np.searchsorted(starts, b, side="left"))
+            if hi > lo:
+                mass[lo:hi] = np.maximum(mass[lo:hi], np.asarray(p[2:], dtype=np.float64) / 10_000)
+    return words, mass
+
+
+def ner_probs(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    """The NER's word-piece probabilities over each candidate (``ner_probs``): the mean and the lowest probability of
+    the candidate's own label over its words, the mean entity probability, the highest mean of another label, and the
+    entity probability of the word before and after it (-1 where there is none)."""
+    labels = NER_PROBS["labels"]
+    words, mass = word_masses(note.text, NER_PROBS["notes"][note.input.note_id], len(labels))
+    entity = mass.sum(axis=1)
+    starts = np.asarray([w[0] for w in words], dtype=np.int64)
+    ends = np.asarray([w[1] for w in words], dtype=np.int64)
+    out = []
+    for i in idx:
+        s = note.spans[i]
+        lo = int(np.searchsorted(ends, s.start, side="right"))
+        hi = int(np.searchsorted(starts, s.end, side="left"))
+        if hi <= lo:
+            out.append([-1.0] * len(NER_PROB_NAMES))
+            continue
+        inside = mass[lo:hi]
+        own = labels.index(str(s.label)) if str(s.label) in labels else None
+        means = inside.mean(axis=0)
+        own_mean = float(means[own]) if own is not None else 0.0
+        own_min = float(inside[:, own].min()) if own is not None else 0.0
+        other = float(np.delete(means, own).max()) if own is not None else float(means.max())
+        before = float(entity[lo - 1]) if lo > 0 else -1.0
+        after = float(entity[hi]) if hi < len(words) else -1.0
+        out.append([own_mean, own_min, float(entity[lo:hi].mean()), other, before, after])
+    return out
+
+
 @dataclass
 class Trial:
     """One change against the shipped configuration: feature columns added (``extra``, named ``extra_names``),
@@ -541,6 +613,7 @@ TRIALS: dict[str, Trial] = {
     "small_trees": Trial(patch=functools.partial(learner, num_leaves=15, min_data_in_leaf=40)),
     "tiny_trees": Trial(patch=functools.partial(learner, num_leaves=7, min_data_in_leaf=40)),
     "fewer_rounds": Trial(patch=functools.partial(learner, rounds=250)),
+    "ner_probs": Trial(extra=ner_probs, extra_names=NER_PROB_NAMES),
 }
 
 
@@ -554,6 +627,8 @@ def other_ner() -> dict[str, str]:
     """The NER a run used instead of the shipped recipe's (``--oof``, ``--ner-model``), as recorded in the output."""
     return {"oof": str(D.OVERRIDE["oof"]), "model": str(D.OVERRIDE["ner_model"]),
             **({"other_oof": [str(f) for f in D.OVERRIDE["other_oof"]]} if D.OVERRIDE["other_oof"] else {})}
+#: the design notes' out-of-fold NER probabilities (``--probs``; the ``ner_probs`` trial)
+PROBS_FILE: dict[str, Path] = {"path": D.OOF_PROBS}
 #: the out-of-fold file of the design notes' second rows (``--copy-oof``; default: the float32 path's)
 COPY_OOF: dict[str, Path] = {"path": D.OOF_FP32}
 
@@ -709,6 +784,8 @@ def cv(args: argparse.Namespace) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     runs: list[dict[str, Any]] = []
     t0 = time.perf_counter()
+    if trial.extra is ner_probs:
+        load_ner_probs()
     with trial.patch():
         variants: list[tuple[str, float | None]] = [
             *(("shift_weight", w) for w in trial.more_shift), *(("fp32_weight", w) for w in trial.fp32_rows)]
@@ -776,6 +853,8 @@ def threshold_rules(args: argparse.Namespace) -> int:
     trial = TRIALS[args.trial]
     if trial.more_shift or trial.fp32_rows or trial.bag or trial.token_weight:
         raise SystemExit(f"thresholds: {args.trial} changes the rows or the model, not the columns or the code")
+    if trial.extra is ner_probs:
+        load_ner_probs()
     with trial.patch():
         table, fold_of_note, corpus_of_note, weight, choose = trial_table(trial.extra, None)
         with trial_columns(trial.extra_names):
@@ -926,6 +1005,9 @@ def main() -> int:
     lb = sub.add_parser("lockbox")
     lb.add_argument("--trial", choices=sorted(TRIALS), required=True)
     lb.add_argument("-o", "--output", default=str(D.RESULTS / "decider_trial_abbreviations_quality.json"))
+    for p in (c, tr):
+        p.add_argument("--probs", type=Path, default=D.OOF_PROBS, help="ner_probs: the design notes' out-of-fold NER "
+                       "probabilities (decider_cv.py oof-probs)")
     for p in (c, ls, tr):
         p.add_argument("--name", default=None, help="the key of the run in the output (default: the trial's name)")
         p.add_argument("--oof", type=Path, default=None,
@@ -944,6 +1026,8 @@ def main() -> int:
         if args.oof is None:
             raise SystemExit("--other-oof goes with --oof and --ner-model: the NER those spans come from")
         D.OVERRIDE["other_oof"] = list(args.other_oof)
+    if getattr(args, "probs", None) is not None:
+        PROBS_FILE["path"] = args.probs
     if getattr(args, "copy_oof", None) is not None:
         COPY_OOF["path"] = args.copy_oof
     return {"cv": cv, "thresholds": threshold_rules, "lockbox": lockbox, "lockbox-seeds": lockbox_seeds}[args.cmd](args)

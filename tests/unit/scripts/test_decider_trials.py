@@ -16,6 +16,7 @@ from schemas.models import NoteIn, Span
 
 sys.path.insert(0, str(REPO / "scripts"))  # decider_trials imports decider_cv beside it
 trials = load_script("decider_trials")
+cv = trials.D  # decider_cv, as the trials import it
 
 
 def _note(text: str, specs: list[tuple[str, str, str]]) -> Note:
@@ -319,3 +320,44 @@ def test_when_a_learner_trial_is_patched_in_then_its_trees_are_smaller_and_the_s
     with trials.TRIALS["fewer_rounds"].patch():
         assert T.ROUNDS == 250 and T.PARAMS == before
     assert T.PARAMS == before and T.ROUNDS == rounds
+
+
+def test_when_the_ner_probs_trial_reads_a_note_then_each_candidate_gets_its_words_label_probabilities(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "Seen by SMITH HAD, on 2/4 vent."
+    note = _note(text, [("SMITH HAD", "NAME", "ner"), ("2/4", "DATE", "regex"), ("vent", "LOCATION", "ner")])
+    labels = ("NAME", "DATE", "LOCATION")
+    at = text.index
+    # stored pieces: [start, end, NAME, DATE, LOCATION] x 10,000; "SM" + "ITH" two pieces of one word (its highest
+    # counts), "HAD" unsure, "2"/"4" a date piece each, "on" a little of everything; "vent", "by", "Seen" not stored
+    pieces = [[at("SMITH"), at("SMITH") + 2, 9000, 0, 100], [at("SMITH") + 2, at("SMITH") + 5, 9500, 0, 0],
+              [at("HAD"), at("HAD") + 3, 3000, 0, 1000], [at("on"), at("on") + 2, 20, 30, 0],
+              [at("2/4"), at("2/4") + 1, 0, 8000, 0], [at("2/4") + 2, at("2/4") + 3, 0, 6000, 0]]
+    monkeypatch.setitem(trials.NER_PROBS, "labels", labels)
+    monkeypatch.setitem(trials.NER_PROBS, "notes", {"n1": pieces})
+    rows = [dict(zip(trials.NER_PROB_NAMES, r, strict=True)) for r in trials.ner_probs(note, [0, 1, 2])]
+    name, date, vent = rows
+    assert name["ner_p_label_mean"] == pytest.approx((0.95 + 0.30) / 2)  # a word: the highest of its pieces
+    assert name["ner_p_label_min"] == pytest.approx(0.30)
+    assert name["ner_p_entity_mean"] == pytest.approx((0.96 + 0.40) / 2)
+    assert name["ner_p_other_max"] == pytest.approx((0.01 + 0.10) / 2)  # LOCATION's mean
+    assert name["ner_p_before"] == 0.0 and name["ner_p_after"] == pytest.approx(0.005)  # "by" unstored; "on"
+    assert date["ner_p_label_mean"] == pytest.approx(0.7) and date["ner_p_label_min"] == pytest.approx(0.6)
+    assert vent["ner_p_label_mean"] == 0.0 and vent["ner_p_after"] == -1.0  # no word after "vent"
+    assert len(trials.NER_PROB_NAMES) == len(rows[0])
+
+
+def test_when_piece_masses_are_kept_then_each_label_sums_its_classes_and_only_likely_entities_stay() -> None:
+    import numpy as np
+
+    from processors.ner.step import TagIndex
+
+    tags = ["O", "B-NAME/PATIENT", "I-NAME/PATIENT", "B-NAME/PROVIDER", "I-NAME/PROVIDER", "B-DATE", "I-DATE"]
+    index = TagIndex.from_tags(tags)
+    probs = np.asarray([[0.9999, 0.00005, 0, 0, 0, 0.00005, 0],  # entity 0.0001: under the floor
+                        [0.1, 0.3, 0.1, 0.4, 0.0, 0.1, 0.0],
+                        [0.5, 0.0, 0.0, 0.0, 0.0, 0.2, 0.3]], dtype=np.float32)
+    offsets = np.asarray([[0, 4], [5, 10], [11, 15]])
+    labels, rows = cv.piece_masses(offsets, probs, index)
+    assert labels == ("NAME", "DATE")
+    assert rows == [[5, 10, 8000, 1000], [11, 15, 0, 5000]]  # NAME: both roles' B + I; DATE: B + I; no text
