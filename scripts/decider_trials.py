@@ -9,7 +9,7 @@ fixed recalls (0.97 / 0.975 / 0.98), which separate a better ranking from a move
     .venv/bin/python scripts/decider_trials.py cv --trial T [--seeds 13,1,2,3] [-o scripts/results/decider_trials.json]
     # T: baseline, features, more_shift, abbreviations (abbreviated_weekdays, state_codes, ip_label), bag, language,
     # seed_ensemble, ner_noise, token_weights, spelling, section, relative_scores, design_weight_40, other_zipf,
-    # monotone, corpus_convention, small_trees, tiny_trees, fewer_rounds, ner_probs
+    # monotone, corpus_convention, small_trees, tiny_trees, fewer_rounds, ner_probs, ner_probs_design_only
     # the same behind another NER (another seed or recipe: its out-of-fold file and its model on all design notes,
     # e.g. from scripts/ner_cv.py train/soup + unpack); --name keys the run in the output
     .venv/bin/python scripts/decider_trials.py cv --trial baseline --oof FILE.jsonl.gz --ner-model DIR --name N
@@ -63,6 +63,7 @@ Trials:
   candidate's words, the mean and lowest probability of its own label, the mean entity probability, the highest mean
   of another label; the entity probability of the word before and after it (a span's edges). The design notes' from
   their fold models (``decider_cv.py oof-probs``, kept in ``scripts/data``), the other corpora's from the shipped NER.
+  ``ner_probs_design_only``: the same columns on the design rows only, missing (NaN) on the other corpora's.
 - ``seed_ensemble``: every model the average of four LightGBM models that differ only in their seed (the run's
   seed + 0, 1000, 2000, 3000): less of the seed's noise in the scores and, perhaps, steadier fold thresholds.
 """
@@ -502,12 +503,14 @@ NER_PROBS: dict[str, Any] = {"labels": (), "notes": {}}
 _TOKEN = re.compile(r"\w+")
 
 
-def load_ner_probs() -> None:
+def load_ner_probs(design_only: bool = False) -> None:
     """:data:`NER_PROBS` for the training corpora: the design notes' out of fold (``--probs``), the others' from the
-    shipped NER (as their spans)."""
+    shipped NER (as their spans), or with ``design_only`` none (their columns then missing: :func:`ner_probs_design`)."""
     header, design = D.read_probs(PROBS_FILE["path"])
     NER_PROBS["labels"] = tuple(header["labels"])
     NER_PROBS["notes"] = dict(design)
+    if design_only:
+        return
     for c in D.training_corpora(DESIGN_WEIGHT["weight"])[1:]:
         labels, probs = D.shipped_probs(c.gold, c.name)
         if labels != NER_PROBS["labels"]:
@@ -555,11 +558,20 @@ def ner_probs(note: Any, idx: Sequence[int]) -> list[list[float]]:
         means = inside.mean(axis=0)
         own_mean = float(means[own]) if own is not None else 0.0
         own_min = float(inside[:, own].min()) if own is not None else 0.0
-        other = float(np.delete(means, own).max()) if own is not None else float(means.max())
+        # probabilities are >= 0, so an initial 0 changes no maximum; it answers a model of one label
+        other = float(np.delete(means, own).max(initial=0.0)) if own is not None else float(means.max(initial=0.0))
         before = float(entity[lo - 1]) if lo > 0 else -1.0
         after = float(entity[hi]) if hi < len(words) else -1.0
         out.append([own_mean, own_min, float(entity[lo:hi].mean()), other, before, after])
     return out
+
+
+def ner_probs_design(note: Any, idx: Sequence[int]) -> list[list[float]]:
+    """:func:`ner_probs` on the notes :data:`NER_PROBS` holds (the design notes' out of fold), NaN (missing, to
+    LightGBM) on the others (``ner_probs_design_only``: the columns learnt from the real notes alone)."""
+    if note.input.note_id not in NER_PROBS["notes"]:
+        return [[float("nan")] * len(NER_PROB_NAMES) for _ in idx]
+    return ner_probs(note, idx)
 
 
 @dataclass
@@ -614,6 +626,7 @@ TRIALS: dict[str, Trial] = {
     "tiny_trees": Trial(patch=functools.partial(learner, num_leaves=7, min_data_in_leaf=40)),
     "fewer_rounds": Trial(patch=functools.partial(learner, rounds=250)),
     "ner_probs": Trial(extra=ner_probs, extra_names=NER_PROB_NAMES),
+    "ner_probs_design_only": Trial(extra=ner_probs_design, extra_names=NER_PROB_NAMES),
 }
 
 
@@ -784,8 +797,8 @@ def cv(args: argparse.Namespace) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     runs: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    if trial.extra is ner_probs:
-        load_ner_probs()
+    if trial.extra in (ner_probs, ner_probs_design):
+        load_ner_probs(design_only=trial.extra is ner_probs_design)
     with trial.patch():
         variants: list[tuple[str, float | None]] = [
             *(("shift_weight", w) for w in trial.more_shift), *(("fp32_weight", w) for w in trial.fp32_rows)]
@@ -853,8 +866,8 @@ def threshold_rules(args: argparse.Namespace) -> int:
     trial = TRIALS[args.trial]
     if trial.more_shift or trial.fp32_rows or trial.bag or trial.token_weight:
         raise SystemExit(f"thresholds: {args.trial} changes the rows or the model, not the columns or the code")
-    if trial.extra is ner_probs:
-        load_ner_probs()
+    if trial.extra in (ner_probs, ner_probs_design):
+        load_ner_probs(design_only=trial.extra is ner_probs_design)
     with trial.patch():
         table, fold_of_note, corpus_of_note, weight, choose = trial_table(trial.extra, None)
         with trial_columns(trial.extra_names):

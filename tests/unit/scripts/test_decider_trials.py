@@ -361,3 +361,17 @@ def test_when_piece_masses_are_kept_then_each_label_sums_its_classes_and_only_li
     labels, rows = cv.piece_masses(offsets, probs, index)
     assert labels == ("NAME", "DATE")
     assert rows == [[5, 10, 8000, 1000], [11, 15, 0, 5000]]  # NAME: both roles' B + I; DATE: B + I; no text
+
+
+def test_when_the_design_only_trial_reads_a_note_without_stored_probabilities_then_its_columns_are_missing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import math
+
+    note = _note("Seen by SMITH today.", [("SMITH", "NAME", "ner")])
+    monkeypatch.setitem(trials.NER_PROBS, "labels", ("NAME",))
+    monkeypatch.setitem(trials.NER_PROBS, "notes", {"other-note": []})
+    (row,) = trials.ner_probs_design(note, [0])
+    assert len(row) == len(trials.NER_PROB_NAMES) and all(math.isnan(v) for v in row)
+    monkeypatch.setitem(trials.NER_PROBS, "notes", {"n1": [[8, 13, 9000]]})  # a design note's: as ner_probs
+    assert trials.ner_probs_design(note, [0]) == trials.ner_probs(note, [0])
+    assert trials.ner_probs_design(note, [0])[0][0] == pytest.approx(0.9)
