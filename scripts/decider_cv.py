@@ -172,9 +172,8 @@ def oof(args: argparse.Namespace) -> int:
 #: the out-of-fold NER probabilities of the design notes (``oof-probs``): per note, the word pieces whose entity
 #: probability reaches ``PROB_FLOOR``, with each label's probability (B + I over its classes) in units of 1 / PROB_UNIT.
 #: From the shipped recipe retrained on 2026-12-05, which is another draw than the kept spans' (``OOF``; the model
-#: card says why): its own spans, decoded from the same probabilities, are ``OOF_REDRAW``
+#: card says why): its own spans, decoded from the same probabilities, are ``ner_oof_physionet_design_redraw.jsonl.gz``
 OOF_PROBS = REPO / "scripts/data/ner_probs_physionet_design_redraw.jsonl.gz"
-OOF_REDRAW = REPO / "scripts/data/ner_oof_physionet_design_redraw.jsonl.gz"
 PROB_FLOOR = 0.001
 PROB_UNIT = 10_000
 
@@ -199,7 +198,7 @@ def piece_masses(offsets: Any, probs: Any, index: Any) -> tuple[tuple[str, ...],
     return labels, rows
 
 
-def _probs_fold(job: tuple[int, str, str, list[Any], int, dict[str, dict[str, list[dict[str, Any]]]]],
+def _probs_fold(job: tuple[int, str, str, list[Any], int, dict[str, dict[str, list[dict[str, Any]]]], list[float]],
                 ) -> dict[str, Any]:
     """One fold's held-out notes: their pieces' label probabilities from the fold's model (int8 CPU, as ``oof``), and
     whether the spans decoded from them are the kept out-of-fold file's (the same model, reproduced)."""
@@ -235,8 +234,8 @@ def _probs_fold(job: tuple[int, str, str, list[Any], int, dict[str, dict[str, li
 
 def oof_probs(args: argparse.Namespace) -> int:
     """Each design note's word pieces' label probabilities from its fold's model (``OOF_PROBS``), compared with the
-    kept out-of-fold spans (``--kept``: packs of the same training give the same spans at every stored threshold; a
-    retraining of the recipe on other data, e.g. a later generator's synthetic mix, does not). ``--spans-out``: the
+    kept out-of-fold spans (``--kept``: the packs that made them give the same spans at every stored threshold; a
+    retraining of the recipe need not: on 2026-12-05's packages it was another draw). ``--spans-out``: the
     spans decoded from the same probabilities, as ``oof`` writes them (the draw's own out-of-fold file)."""
     from processors.evaluation.folds import group_folds
 
@@ -1095,7 +1094,7 @@ def main() -> int:
     op = sub.add_parser("oof-probs", help="the design notes' word-piece label probabilities from the fold models")
     op.add_argument("--packs", default=str(REPO / ".gpu/packs"))
     op.add_argument("--variant", default="d")
-    op.add_argument("--kept", default=str(OOF), help="the out-of-fold spans these packs must reproduce")
+    op.add_argument("--kept", default=str(OOF), help="out-of-fold spans to compare with (the counts go into the header)")
     op.add_argument("--out", default=None, help=f"default: {OOF_PROBS.relative_to(REPO)}")
     op.add_argument("--spans-out", default=None, help="also the spans decoded from the same probabilities (oof's format)")
     op.add_argument("--jobs", type=int, default=1, help="folds run in parallel processes")

@@ -532,7 +532,7 @@ def word_masses(text: str, pieces: Sequence[Sequence[int]], n_labels: int,
             lo = int(np.searchsorted(ends, a, side="right"))
             hi = int(np.searchsorted(starts, b, side="left"))
             if hi > lo:
-                mass[lo:hi] = np.maximum(mass[lo:hi], np.asarray(p[2:], dtype=np.float64) / 10_000)
+                mass[lo:hi] = np.maximum(mass[lo:hi], np.asarray(p[2:], dtype=np.float64) / D.PROB_UNIT)
     return words, mass
 
 
