@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import os
 import shutil
 import signal
@@ -126,15 +125,17 @@ async def wait_for_topics(kafka: KafkaSettings, names: Sequence[str], *, wait_s:
     (or that the cluster cannot be listed) changes, and the same again at most every ``say_every_s``."""
     deadline = time.monotonic() + wait_s
     missing: list[str] | None = None
-    said: tuple[str, ...] | None = None
-    said_at = -math.inf
+    #: what was last said (the topics missing, or the listing's error), and when
+    said: tuple[str, ...] | str | None = None
+    said_at = 0.0
     while True:
         left = deadline - time.monotonic()
+        state: tuple[str, ...] | str
         try:
             missing = await missing_topics(kafka, names, timeout_s=max(1.0, min(left, 10.0)))
-            state: tuple[str, ...] = tuple(missing)
+            state = tuple(missing)
         except Exception as exc:  # noqa: BLE001 - unreachable now: try again until the deadline
-            state = ("", type(exc).__name__)  # no topic name is empty: this never equals a list of missing topics
+            state = type(exc).__name__
         else:
             if not missing:
                 return []
@@ -144,9 +145,9 @@ async def wait_for_topics(kafka: KafkaSettings, names: Sequence[str], *, wait_s:
         now = time.monotonic()
         if state != said or now - said_at >= say_every_s:
             said, said_at = state, now
-            if state[:1] == ("",):
+            if isinstance(state, str):
                 logger.warning("could not list the topics of %s (%s); trying for %.0f s more",
-                               kafka.bootstrap_servers, state[1], left)
+                               kafka.bootstrap_servers, state, left)
             else:
                 logger.warning("topic %s not on %s yet; waiting up to %.0f s more", ", ".join(state),
                                kafka.bootstrap_servers, left)

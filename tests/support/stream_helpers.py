@@ -50,22 +50,23 @@ class WorkerProc:
     def text(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
 
+    def _wait_health(self, path: str, done: Callable[[int | None], bool], what: str, timeout_s: float) -> None:
+        """Until the health server's answer to ``path`` (its status, None when nothing answers) is ``done``; fails if
+        the worker exits first or ``timeout_s`` passes."""
+        deadline = time.monotonic() + timeout_s
+        while not done(probe(self.health_port, path)[0]):
+            assert self.proc.poll() is None, f"worker exited {self.proc.returncode}: {self.text()[-3000:]}"
+            assert time.monotonic() < deadline, f"worker not {what} within {timeout_s}s: {self.text()[-3000:]}"
+            time.sleep(0.2)
+
     def wait_live(self, timeout_s: float = 120.0) -> None:
         """Until the worker's health server answers ``/livez`` (it has started, its signal handlers are in place): a
         SIGTERM before that ends it as any process is ended, which is no test of the worker's shutdown."""
-        deadline = time.monotonic() + timeout_s
-        while probe(self.health_port, "/livez")[0] is None:  # any status answers (busy: 503)
-            assert self.proc.poll() is None, f"worker exited {self.proc.returncode}: {self.text()[-2000:]}"
-            assert time.monotonic() < deadline, f"worker not live within {timeout_s}s: {self.text()[-2000:]}"
-            time.sleep(0.2)
+        self._wait_health("/livez", lambda status: status is not None, "live", timeout_s)  # any status (busy: 503)
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
         """Until ``/readyz`` answers 200; fails if the worker exits first or the time runs out."""
-        deadline = time.monotonic() + timeout_s
-        while probe(self.health_port, "/readyz")[0] != 200:
-            assert self.proc.poll() is None, f"worker exited {self.proc.returncode}: {self.text()[-3000:]}"
-            assert time.monotonic() < deadline, f"worker not ready within {timeout_s}s: {self.text()[-3000:]}"
-            time.sleep(0.2)
+        self._wait_health("/readyz", lambda status: status == 200, "ready", timeout_s)
 
     def wait_exit(self, timeout_s: float = 120.0) -> int:
         """Until the worker exits by itself (no signal sent): its exit code; fails if it runs past ``timeout_s``."""
