@@ -108,22 +108,28 @@ def _oof_fold(job: tuple[int, str, str, list[Any], list[float], int, bool, bool]
     import torch
     from ner_cv import unpack
 
-    from processors.ner.step import decode_spans, load_model, only_function_words, predict
+    from processors.ner.step import load_model, predict
 
     torch.set_num_threads(threads)
     models = REPO / ".gpu/models"
     model_dir = unpack(Path(packs) / f"{variant}fold{k}.tar", models / f"{variant}fold{k}")
     model = load_model(str(model_dir.resolve()), "cpu", quantize, "auto")
     pieces = predict(model, [g.text for g in notes], batch_size=32, max_length=512, overlap=64)
-    rows: dict[str, dict[str, Any]] = {}
-    for g, p in zip(notes, pieces, strict=True):
-        rows[g.id] = {"id": g.id, "fold": k, "spans": {}}
-        for t in thresholds:
-            spans = decode_spans(g.text, p.offsets, p.probs, model.index, token_threshold=t, min_score=t)
-            rows[g.id]["spans"][str(t)] = [_span_dict(s) for s in spans
-                                           if keep_all or not only_function_words(g.text[s.start:s.end])]
+    rows = {g.id: {"id": g.id, "fold": k, "spans": fold_spans(g.text, p, model.index, thresholds, keep_all)}
+            for g, p in zip(notes, pieces, strict=True)}
     print(json.dumps({"fold": k, "notes": len(notes)}), flush=True)
     return rows
+
+
+def fold_spans(text: str, pieces: Any, index: Any, thresholds: Sequence[float], keep_all: bool = False,
+               ) -> dict[str, list[dict[str, Any]]]:
+    """A note's NER spans decoded from its pieces' probabilities at each threshold, as the out-of-fold files keep
+    them (spans of function words only dropped as the NER step drops them, unless ``keep_all``)."""
+    from processors.ner.step import decode_spans, only_function_words
+
+    return {str(t): [_span_dict(s) for s in decode_spans(text, pieces.offsets, pieces.probs, index,
+                                                         token_threshold=t, min_score=t)
+                     if keep_all or not only_function_words(text[s.start:s.end])] for t in thresholds}
 
 
 def oof(args: argparse.Namespace) -> int:
@@ -206,7 +212,7 @@ def _probs_fold(job: tuple[int, str, str, list[Any], int, dict[str, dict[str, li
     import torch
     from ner_cv import unpack
 
-    from processors.ner.step import decode_spans, load_model, only_function_words, predict
+    from processors.ner.step import load_model, predict
 
     torch.set_num_threads(threads)
     model_dir = unpack(Path(packs) / f"{variant}fold{k}.tar", REPO / ".gpu/models" / f"{variant}fold{k}")
@@ -217,9 +223,7 @@ def _probs_fold(job: tuple[int, str, str, list[Any], int, dict[str, dict[str, li
     labels: tuple[str, ...] = ()
     for g, p in zip(notes, pieces, strict=True):
         labels, masses = piece_masses(p.offsets, p.probs, model.index)
-        spans = {str(t): [_span_dict(s) for s in decode_spans(g.text, p.offsets, p.probs, model.index,
-                                                              token_threshold=t, min_score=t)
-                          if not only_function_words(g.text[s.start:s.end])] for t in thresholds}
+        spans = fold_spans(g.text, p, model.index, thresholds)
         rows[g.id] = {"id": g.id, "fold": k, "pieces": masses, "spans": spans}
         for t, want in kept[g.id].items():
             if str(float(t)) not in spans:

@@ -519,21 +519,21 @@ def load_ner_probs(design_only: bool = False) -> None:
 
 
 def word_masses(text: str, pieces: Sequence[Sequence[int]], n_labels: int,
-                ) -> tuple[list[tuple[int, int]], np.ndarray]:
-    """The note's words (``\\w+``) and, per word, each label's probability: the highest of its stored pieces (0 where
-    none was stored: entity probability under the floor)."""
-    words = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
-    mass = np.zeros((len(words), n_labels))
-    if pieces and words:
-        starts = np.asarray([w[0] for w in words])
-        ends = np.asarray([w[1] for w in words])
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The note's words (``\\w+``: their starts and ends) and, per word, each label's probability: the highest of its
+    stored pieces (0 where none was stored: entity probability under the floor)."""
+    spans = [m.span() for m in _TOKEN.finditer(text)]
+    starts = np.asarray([a for a, _ in spans], dtype=np.int64)
+    ends = np.asarray([b for _, b in spans], dtype=np.int64)
+    mass = np.zeros((len(spans), n_labels))
+    if pieces and spans:
         for p in pieces:
             a, b = p[0], p[1]
             lo = int(np.searchsorted(ends, a, side="right"))
             hi = int(np.searchsorted(starts, b, side="left"))
             if hi > lo:
                 mass[lo:hi] = np.maximum(mass[lo:hi], np.asarray(p[2:], dtype=np.float64) / D.PROB_UNIT)
-    return words, mass
+    return starts, ends, mass
 
 
 def ner_probs(note: Any, idx: Sequence[int]) -> list[list[float]]:
@@ -541,10 +541,8 @@ def ner_probs(note: Any, idx: Sequence[int]) -> list[list[float]]:
     the candidate's own label over its words, the mean entity probability, the highest mean of another label, and the
     entity probability of the word before and after it (-1 where there is none)."""
     labels = NER_PROBS["labels"]
-    words, mass = word_masses(note.text, NER_PROBS["notes"][note.input.note_id], len(labels))
+    starts, ends, mass = word_masses(note.text, NER_PROBS["notes"][note.input.note_id], len(labels))
     entity = mass.sum(axis=1)
-    starts = np.asarray([w[0] for w in words], dtype=np.int64)
-    ends = np.asarray([w[1] for w in words], dtype=np.int64)
     out = []
     for i in idx:
         s = note.spans[i]
@@ -561,7 +559,7 @@ def ner_probs(note: Any, idx: Sequence[int]) -> list[list[float]]:
         # probabilities are >= 0, so an initial 0 changes no maximum; it answers a model of one label
         other = float(np.delete(means, own).max(initial=0.0)) if own is not None else float(means.max(initial=0.0))
         before = float(entity[lo - 1]) if lo > 0 else -1.0
-        after = float(entity[hi]) if hi < len(words) else -1.0
+        after = float(entity[hi]) if hi < len(starts) else -1.0
         out.append([own_mean, own_min, float(entity[lo:hi].mean()), other, before, after])
     return out
 
@@ -668,6 +666,8 @@ def trial_table(extra: Extra | None, extra_shift: float | None, fp32_weight: flo
     from processors.synthetic.generator import generate
     from processors.training.decider import Corpus, corpora_table
 
+    if extra in (ner_probs, ner_probs_design):
+        load_ner_probs(design_only=extra is ner_probs_design)
     corpora = D.training_corpora(DESIGN_WEIGHT["weight"])
     if extra_shift is not None:
         shift = gold_from_records(generate(1200, 7005, kinds=["icu_shift"]))
@@ -797,8 +797,6 @@ def cv(args: argparse.Namespace) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     runs: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    if trial.extra in (ner_probs, ner_probs_design):
-        load_ner_probs(design_only=trial.extra is ner_probs_design)
     with trial.patch():
         variants: list[tuple[str, float | None]] = [
             *(("shift_weight", w) for w in trial.more_shift), *(("fp32_weight", w) for w in trial.fp32_rows)]
@@ -866,8 +864,6 @@ def threshold_rules(args: argparse.Namespace) -> int:
     trial = TRIALS[args.trial]
     if trial.more_shift or trial.fp32_rows or trial.bag or trial.token_weight:
         raise SystemExit(f"thresholds: {args.trial} changes the rows or the model, not the columns or the code")
-    if trial.extra in (ner_probs, ner_probs_design):
-        load_ner_probs(design_only=trial.extra is ner_probs_design)
     with trial.patch():
         table, fold_of_note, corpus_of_note, weight, choose = trial_table(trial.extra, None)
         with trial_columns(trial.extra_names):
