@@ -23,6 +23,8 @@
     .venv/bin/python scripts/ner_cv.py base-larger
     # a pack as a full model folder (e.g. the `all` model behind decider_trials.py --ner-model)
     .venv/bin/python scripts/ner_cv.py unpack --pack .gpu/packs/sfoldall.tar --out .gpu/models/sfoldall
+    # a retrained model against the shipped one: weights that differ, the NER step's spans on presidio_synth_v2
+    .venv/bin/python scripts/ner_cv.py compare --model-dir /tmp/ner_cv/dfoldall [--against DIR]
 
 The fold models must not start from the shipped model: it is stage 3, trained on every dev note, so a fold model
 built on it would have seen its held-out patients. ``train`` starts from ``.gpu/base`` (the stage-2 weights of git
@@ -573,6 +575,54 @@ def score_one(args: argparse.Namespace) -> int:
     return 0
 
 
+def weight_diff(a: Path, b: Path) -> dict[str, Any]:
+    """How far two models' weights lie apart (``model.safetensors`` of each folder): the tensors and elements that
+    differ and the largest absolute difference. Tensors of one name only, or of other shapes, are listed apart."""
+    from safetensors.torch import load_file
+
+    x, y = load_file(str(a / "model.safetensors")), load_file(str(b / "model.safetensors"))
+    out: dict[str, Any] = {"tensors": len(x), "tensors_differ": 0, "elements": 0, "elements_differ": 0,
+                           "max_abs_diff": 0.0, "only_one": sorted(set(x) ^ set(y)), "other_shape": []}
+    for name in sorted(set(x) & set(y)):
+        if x[name].shape != y[name].shape:
+            out["other_shape"].append(name)
+            continue
+        differ = int((x[name] != y[name]).sum().item())
+        out["elements"] += x[name].numel()
+        out["elements_differ"] += differ
+        if differ:
+            out["tensors_differ"] += 1
+            out["max_abs_diff"] = max(out["max_abs_diff"], (x[name].float() - y[name].float()).abs().max().item())
+    return out
+
+
+def compare(args: argparse.Namespace) -> int:
+    """A retrained model against the shipped one (or ``--against``): their weights, then the NER step's spans on
+    presidio_synth_v2 (never trained on, no lockbox) as the runtime decodes them, and each one's token scores
+    there (model first). A recipe that retrains bit for bit
+    shows no difference at all; otherwise this says how far the retraining moved the runtime's output."""
+    from processors.evaluation.gold import load_gold, load_label_map
+    from processors.evaluation.scoring import evaluate
+
+    model, against = Path(args.model_dir).resolve(), Path(args.against).resolve()
+    out: dict[str, Any] = {"model": str(model), "against": str(against), "weights": weight_diff(model, against)}
+    gold = load_gold(REPO.parent / "shared/data/eval/presidio_synth_v2.jsonl", load_label_map("presidio"))
+    a, b = _detect(gold, model, "ner"), _detect(gold, against, "ner")
+    keys = [g.id for g in gold]
+    placed = {k: [(s.start, s.end, s.label) for s in a[k]] == [(s.start, s.end, s.label) for s in b[k]] for k in keys}
+    gaps = {k: max((abs(p.score - q.score) for p, q in zip(a[k], b[k], strict=True)), default=0.0)
+            for k in keys if placed[k]}
+    out["presidio_synth_v2"] = {
+        "notes": len(keys), "other_spans_or_labels": sum(not v for v in placed.values()),
+        "other_scores": sum(1 for g in gaps.values() if g > 0),
+        "max_score_diff_same_spans": round(max(gaps.values(), default=0.0), 4),
+        "spans": [sum(len(a[k]) for k in keys), sum(len(b[k]) for k in keys)],
+        "tokens": [{k: d[k] for k in ("precision", "recall", "fp", "fn")}
+                   for d in (evaluate(gold, a).to_dict(), evaluate(gold, b).to_dict())]}
+    print(json.dumps(out, indent=1))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -636,8 +686,12 @@ def main() -> int:
     un = sub.add_parser("unpack", help="a pack as a full model folder (the word-piece embeddings from the shipped model)")
     un.add_argument("--pack", required=True)
     un.add_argument("--out", required=True)
+    cm = sub.add_parser("compare", help="a retrained model against the shipped one: weights, and the NER step's "
+                        "spans on presidio_synth_v2")
+    cm.add_argument("--model-dir", required=True)
+    cm.add_argument("--against", default=str(SHIPPED))
     args = ap.parse_args()
-    return {"prepare": prepare, "train": train_folds, "score": score, "score-one": score_one, "score-sets": score_sets,
+    return {"compare": compare, "prepare": prepare, "train": train_folds, "score": score, "score-one": score_one, "score-sets": score_sets,
             "carry": carry, "uncarry": uncarry, "base-larger": base_larger, "soup": soup, "pack": pack_model,
             "unpack": unpack_cmd}[args.cmd](args)
 

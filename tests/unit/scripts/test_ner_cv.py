@@ -299,3 +299,30 @@ def test_when_the_larger_base_travels_in_a_call_of_its_own_then_the_next_call_fi
     assert run.returncode != 0  # no .whl folder here: it stops before training
     assert (second / ".gpucarry/base_larger/model.safetensors").read_bytes() == b"weights"
     assert (second / ".gpucarry/mix.jsonl.gz").read_bytes() == b"mix"  # what this call carried stays
+
+
+def test_when_two_models_differ_in_a_few_weights_then_compare_counts_them_and_the_largest_step(
+        ner_cv: Any, tmp_path: Path) -> None:
+    # `ner_cv.py compare`: a retraining that is not bit for bit shows how many weights moved and how far
+    import torch
+    from safetensors.torch import save_file
+
+    def folder(name: str, tensors: dict[str, Any]) -> Path:
+        (tmp_path / name).mkdir()
+        save_file(tensors, str(tmp_path / name / "model.safetensors"))
+        return tmp_path / name
+
+    w = torch.tensor([0.125, 0.25, 0.5, 1.0], dtype=torch.float16)
+    moved = w.clone()
+    moved[1] = torch.nextafter(moved[1].float(), torch.tensor(1.0)).half()  # fp32 next is below fp16's step: no move
+    moved[2] = torch.tensor(0.5, dtype=torch.float16) + torch.tensor(2.0 ** -11, dtype=torch.float16)  # fp16 step at 0.5
+    a = folder("a", {"w": w, "b": torch.zeros(3, dtype=torch.float16), "only_a": torch.zeros(1)})
+    b = folder("b", {"w": moved, "b": torch.zeros(3, dtype=torch.float16), "only_b": torch.zeros(1)})
+    assert ner_cv.weight_diff(a, b) == {"tensors": 3, "tensors_differ": 1, "elements": 7, "elements_differ": 1,
+                                        "max_abs_diff": 2.0 ** -11, "only_one": ["only_a", "only_b"],
+                                        "other_shape": []}
+    same = ner_cv.weight_diff(a, a)
+    assert same["elements_differ"] == 0 and same["max_abs_diff"] == 0.0 and same["only_one"] == []
+    c = folder("c", {"w": torch.zeros(2, 2, dtype=torch.float16), "b": torch.zeros(3, dtype=torch.float16),
+                     "only_a": torch.zeros(1)})
+    assert ner_cv.weight_diff(a, c)["other_shape"] == ["w"]
