@@ -99,12 +99,14 @@ def lockbox_gold() -> list[Any]:
     return split(load_gold(DEV, load_label_map("physionet")))[1]
 
 
-def _oof_fold(job: tuple[int, str, str, list[Any], list[float], int, bool, bool]) -> dict[str, dict[str, Any]]:
+def _oof_fold(job: tuple[int, str, str, list[Any], list[float], int, bool, bool, str],
+              ) -> dict[str, dict[str, Any]]:
     """One fold: its held-out notes' NER spans from the fold's model (CPU, int8: the shipped runtime's path; with
-    ``quantize`` off, float32: the ``cpu-fp32`` profile's path, the stand-in for ``gpu-fp16``).
+    ``quantize`` off, float32: the ``cpu-fp32`` profile's path, the stand-in for ``gpu-fp16``; or the job's dtype,
+    e.g. bfloat16, which a CPU with AMX runs on its matrix units).
     ``keep_all``: keep spans of function words only too (the NER step drops them; that test needs wordfreq, which
     the GPU machine lacks: ``oof-filter`` drops them here afterwards)."""
-    k, packs, variant, notes, thresholds, threads, keep_all, quantize = job
+    k, packs, variant, notes, thresholds, threads, keep_all, quantize, dtype = job
     import torch
     from ner_cv import unpack
 
@@ -113,7 +115,7 @@ def _oof_fold(job: tuple[int, str, str, list[Any], list[float], int, bool, bool]
     torch.set_num_threads(threads)
     models = REPO / ".gpu/models"
     model_dir = unpack(Path(packs) / f"{variant}fold{k}.tar", models / f"{variant}fold{k}")
-    model = load_model(str(model_dir.resolve()), "cpu", quantize, "auto")
+    model = load_model(str(model_dir.resolve()), "cpu", quantize, dtype)
     pieces = predict(model, [g.text for g in notes], batch_size=32, max_length=512, overlap=64)
     rows = {g.id: {"id": g.id, "fold": k, "spans": fold_spans(g.text, p, model.index, thresholds, keep_all)}
             for g, p in zip(notes, pieces, strict=True)}
@@ -146,7 +148,7 @@ def oof(args: argparse.Namespace) -> int:
     if not set(wanted) <= set(range(K)):
         raise SystemExit(f"--folds: each between 0 and {K - 1}")
     jobs = [(k, args.packs, args.variant, [gold[i] for i in held], thresholds, max(1, args.threads), args.no_filter,
-             not args.fp32) for k, held in enumerate(folds) if k in wanted]
+             not (args.fp32 or args.dtype), args.dtype or "auto") for k, held in enumerate(folds) if k in wanted]
     rows: dict[str, dict[str, Any]] = {}
     if args.jobs > 1:
         import multiprocessing
@@ -163,7 +165,8 @@ def oof(args: argparse.Namespace) -> int:
                       + (f" ({args.notes})" if args.notes else " (the PhysioNet dev design notes)"),
               "folds": K, "fold_seed": 0, "thresholds": thresholds, "packs_variant": args.variant,
               "recipe": args.recipe, "torch": __import__("torch").__version__, "function_words_dropped": not args.no_filter,
-              "numeric_path": "cpu float32 (profile cpu-fp32)" if args.fp32 else "cpu dynamic int8 (profile cpu-int8)"}
+              "numeric_path": (f"cpu {args.dtype} (no profile)" if args.dtype else "cpu float32 (profile cpu-fp32)"
+                               if args.fp32 else "cpu dynamic int8 (profile cpu-int8)")}
     if len(wanted) < K:
         header["folds_written"] = wanted  # a probe of some folds' models: oof-score reads it, training refuses it
     with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as fh:
@@ -1095,6 +1098,8 @@ def main() -> int:
     o.add_argument("--jobs", type=int, default=1, help="folds run in parallel processes")
     o.add_argument("--no-filter", action="store_true", help="keep spans of function words only (then oof-filter)")
     o.add_argument("--fp32", action="store_true", help="the fold models unquantized (the cpu-fp32 profile's path)")
+    o.add_argument("--dtype", choices=("bfloat16",), default=None,
+                   help="the fold models unquantized in this dtype (bfloat16: the matrix units of a CPU with AMX)")
     op = sub.add_parser("oof-probs", help="the design notes' word-piece label probabilities from the fold models")
     op.add_argument("--packs", default=str(REPO / ".gpu/packs"))
     op.add_argument("--variant", default="d")
