@@ -147,8 +147,12 @@ def oof(args: argparse.Namespace) -> int:
     wanted = sorted({int(k) for k in args.folds.split(",")})
     if not set(wanted) <= set(range(K)):
         raise SystemExit(f"--folds: each between 0 and {K - 1}")
+    # the fold models' numeric path: int8 (the shipped runtime's), float32 (--fp32) or another dtype (--dtype)
+    quantize, dtype = not (args.fp32 or args.dtype), args.dtype or "auto"
+    numeric_path = (f"cpu {args.dtype} (no profile)" if args.dtype else
+                    "cpu float32 (profile cpu-fp32)" if args.fp32 else "cpu dynamic int8 (profile cpu-int8)")
     jobs = [(k, args.packs, args.variant, [gold[i] for i in held], thresholds, max(1, args.threads), args.no_filter,
-             not (args.fp32 or args.dtype), args.dtype or "auto") for k, held in enumerate(folds) if k in wanted]
+             quantize, dtype) for k, held in enumerate(folds) if k in wanted]
     rows: dict[str, dict[str, Any]] = {}
     if args.jobs > 1:
         import multiprocessing
@@ -165,8 +169,7 @@ def oof(args: argparse.Namespace) -> int:
                       + (f" ({args.notes})" if args.notes else " (the PhysioNet dev design notes)"),
               "folds": K, "fold_seed": 0, "thresholds": thresholds, "packs_variant": args.variant,
               "recipe": args.recipe, "torch": __import__("torch").__version__, "function_words_dropped": not args.no_filter,
-              "numeric_path": (f"cpu {args.dtype} (no profile)" if args.dtype else "cpu float32 (profile cpu-fp32)"
-                               if args.fp32 else "cpu dynamic int8 (profile cpu-int8)")}
+              "numeric_path": numeric_path}
     if len(wanted) < K:
         header["folds_written"] = wanted  # a probe of some folds' models: oof-score reads it, training refuses it
     with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as fh:
@@ -1097,8 +1100,9 @@ def main() -> int:
     o.add_argument("--out", default=None, help=f"default: {OOF.relative_to(REPO)}")
     o.add_argument("--jobs", type=int, default=1, help="folds run in parallel processes")
     o.add_argument("--no-filter", action="store_true", help="keep spans of function words only (then oof-filter)")
-    o.add_argument("--fp32", action="store_true", help="the fold models unquantized (the cpu-fp32 profile's path)")
-    o.add_argument("--dtype", choices=("bfloat16",), default=None,
+    path = o.add_mutually_exclusive_group()
+    path.add_argument("--fp32", action="store_true", help="the fold models unquantized (the cpu-fp32 profile's path)")
+    path.add_argument("--dtype", choices=("bfloat16",), default=None,
                    help="the fold models unquantized in this dtype (bfloat16: the matrix units of a CPU with AMX)")
     op = sub.add_parser("oof-probs", help="the design notes' word-piece label probabilities from the fold models")
     op.add_argument("--packs", default=str(REPO / ".gpu/packs"))

@@ -599,8 +599,8 @@ def weight_diff(a: Path, b: Path) -> dict[str, Any]:
 def compare(args: argparse.Namespace) -> int:
     """A retrained model against the shipped one (or ``--against``): their weights, then the NER step's spans on
     presidio_synth_v2 (never trained on, no lockbox) as the runtime decodes them, and each one's token scores
-    there (model first). A recipe that retrains bit for bit
-    shows no difference at all; otherwise this says how far the retraining moved the runtime's output."""
+    there (model first). A recipe that retrains bit for bit shows no difference at all; otherwise this says how far
+    the retraining moved the runtime's output."""
     from processors.evaluation.gold import load_gold, load_label_map
     from processors.evaluation.scoring import evaluate
 
@@ -691,9 +691,9 @@ def main() -> int:
     cm.add_argument("--model-dir", required=True)
     cm.add_argument("--against", default=str(SHIPPED))
     args = ap.parse_args()
-    return {"compare": compare, "prepare": prepare, "train": train_folds, "score": score, "score-one": score_one, "score-sets": score_sets,
+    return {"prepare": prepare, "train": train_folds, "score": score, "score-one": score_one, "score-sets": score_sets,
             "carry": carry, "uncarry": uncarry, "base-larger": base_larger, "soup": soup, "pack": pack_model,
-            "unpack": unpack_cmd}[args.cmd](args)
+            "unpack": unpack_cmd, "compare": compare}[args.cmd](args)
 
 
 if __name__ == "__main__":
